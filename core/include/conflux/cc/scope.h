@@ -1,0 +1,75 @@
+// Scope: where the C++ client API builds nodes, and with which defaults.
+//
+//   Scope root = Scope::NewRootScope(runtime.get());
+//   Scope layer = root.NewSubScope("dense").WithDevice("/device:CPU:0");
+//   auto y = ops::MatMul(layer, x, w);   // node "dense/MatMul" on CPU:0
+//
+// A Scope is a cheap value: a pointer to a graph shared by every scope derived from it, plus the
+// defaults that nodes built through it get (a name prefix, a device, control dependencies, an
+// explicit name for the next op). Errors accumulate: once building a node fails, the scope's
+// shared status holds the first error, later builders do nothing, and ok()/status() report it, so
+// a model can be written without checking each op. Not thread-safe: build a graph from one thread.
+#ifndef CONFLUX_CC_SCOPE_H_
+#define CONFLUX_CC_SCOPE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conflux/cc/output.h"
+#include "conflux/graph_def.h"
+#include "conflux/op_def.h"
+#include "conflux/status.h"
+
+namespace cfx {
+
+class Runtime;
+
+class Scope {
+ public:
+  // A new empty graph over the runtime's ops (standard ops and those of loaded plugins).
+  static Scope NewRootScope(const Runtime* runtime);
+  static Scope NewRootScope(const OpRegistry* registry);
+
+  // Names of nodes built through the child get the prefix "<this prefix>/<name>/"; a repeated
+  // child name is made unique ("dense", "dense_1").
+  Scope NewSubScope(const std::string& name) const;
+  // The next node gets exactly this name (under the prefix), uniquified if taken.
+  Scope WithOpName(const std::string& name) const;
+  Scope WithDevice(const std::string& device) const;
+  // Nodes built through the result run after `ops` (added to the existing dependencies).
+  Scope WithControlDependencies(const std::vector<Operation>& ops) const;
+  Scope WithNoControlDependencies() const;
+
+  bool ok() const;
+  Status status() const;
+  // Records `s` as the scope's error if it is the first one.
+  void UpdateStatus(const Status& s) const;
+
+  Graph* graph() const;
+  const OpRegistry& registry() const;
+  const std::string& device() const { return device_; }
+  const std::vector<Operation>& control_dependencies() const { return control_deps_; }
+  const std::string& prefix() const { return prefix_; }
+  // The name for the next node of op `default_name` (or the WithOpName name), unique in the
+  // graph.
+  std::string GetUniqueNameForOp(const std::string& default_name) const;
+
+  // The graph built so far; the scope's error if building failed.
+  Status ToGraphDef(GraphDef* out) const;
+
+ private:
+  struct Shared;
+  explicit Scope(std::shared_ptr<Shared> shared);
+  std::string UniqueName(const std::string& base) const;
+
+  std::shared_ptr<Shared> shared_;
+  std::string prefix_;   // "" or "a/b/"
+  std::string op_name_;  // WithOpName
+  std::string device_;
+  std::vector<Operation> control_deps_;
+};
+
+}  // namespace cfx
+
+#endif  // CONFLUX_CC_SCOPE_H_

@@ -1,0 +1,100 @@
+// Scope: the shared graph and error state, and the per-scope defaults (see conflux/cc/scope.h).
+#include "conflux/cc/scope.h"
+
+#include <map>
+#include <utility>
+
+#include "conflux/runtime.h"
+
+namespace cfx {
+
+struct Scope::Shared {
+  explicit Shared(const OpRegistry* r) : registry(r), graph(std::make_unique<Graph>(r)) {}
+  const OpRegistry* registry;
+  std::unique_ptr<Graph> graph;
+  Status status;
+  // Names handed out (node names and sub-scope prefixes) -> how often each base was asked for.
+  std::map<std::string, int> name_counts;
+};
+
+Scope::Scope(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+
+Scope Scope::NewRootScope(const Runtime* runtime) { return NewRootScope(&runtime->ops()); }
+
+Scope Scope::NewRootScope(const OpRegistry* registry) {
+  return Scope(std::make_shared<Shared>(registry));
+}
+
+std::string Scope::UniqueName(const std::string& base) const {
+  auto taken = [&](const std::string& n) {
+    return shared_->name_counts.count(n) > 0 || shared_->graph->FindNode(n) != nullptr;
+  };
+  if (!taken(base)) {
+    shared_->name_counts[base] = 1;
+    return base;
+  }
+  // map nodes are stable: `count` stays valid while other names are inserted.
+  int& count = shared_->name_counts[base];
+  if (count == 0) count = 1;
+  std::string name;
+  do {
+    name = StrCat(base, "_", count++);
+  } while (taken(name));
+  shared_->name_counts[name] = 1;
+  return name;
+}
+
+Scope Scope::NewSubScope(const std::string& name) const {
+  Scope s = *this;
+  s.op_name_.clear();
+  if (name.empty()) return s;
+  s.prefix_ = UniqueName(prefix_ + name) + "/";
+  return s;
+}
+
+Scope Scope::WithOpName(const std::string& name) const {
+  Scope s = *this;
+  s.op_name_ = name;
+  return s;
+}
+
+Scope Scope::WithDevice(const std::string& device) const {
+  Scope s = *this;
+  s.device_ = device;
+  return s;
+}
+
+Scope Scope::WithControlDependencies(const std::vector<Operation>& ops) const {
+  Scope s = *this;
+  for (const Operation& op : ops)
+    if (op.valid()) s.control_deps_.push_back(op);
+  return s;
+}
+
+Scope Scope::WithNoControlDependencies() const {
+  Scope s = *this;
+  s.control_deps_.clear();
+  return s;
+}
+
+bool Scope::ok() const { return shared_->status.ok(); }
+Status Scope::status() const { return shared_->status; }
+
+void Scope::UpdateStatus(const Status& s) const {
+  if (shared_->status.ok() && !s.ok()) shared_->status = s;
+}
+
+Graph* Scope::graph() const { return shared_->graph.get(); }
+const OpRegistry& Scope::registry() const { return *shared_->registry; }
+
+std::string Scope::GetUniqueNameForOp(const std::string& default_name) const {
+  return UniqueName(prefix_ + (op_name_.empty() ? default_name : op_name_));
+}
+
+Status Scope::ToGraphDef(GraphDef* out) const {
+  CFX_RETURN_IF_ERROR(shared_->status);
+  *out = shared_->graph->ToGraphDef();
+  return Status();
+}
+
+}  // namespace cfx
