@@ -9,8 +9,10 @@
 namespace cfx {
 
 struct Scope::Shared {
-  explicit Shared(const OpRegistry* r) : registry(r), graph(std::make_unique<Graph>(r)) {}
+  Shared(const OpRegistry* r, const Runtime* rt)
+      : registry(r), runtime(rt), graph(std::make_unique<Graph>(r)) {}
   const OpRegistry* registry;
+  const Runtime* runtime;
   std::unique_ptr<Graph> graph;
   Status status;
   // Names handed out (node names and sub-scope prefixes) -> how often each base was asked for.
@@ -19,10 +21,12 @@ struct Scope::Shared {
 
 Scope::Scope(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
-Scope Scope::NewRootScope(const Runtime* runtime) { return NewRootScope(&runtime->ops()); }
+Scope Scope::NewRootScope(const Runtime* runtime) {
+  return Scope(std::make_shared<Shared>(&runtime->ops(), runtime));
+}
 
 Scope Scope::NewRootScope(const OpRegistry* registry) {
-  return Scope(std::make_shared<Shared>(registry));
+  return Scope(std::make_shared<Shared>(registry, nullptr));
 }
 
 std::string Scope::UniqueName(const std::string& base) const {
@@ -86,6 +90,7 @@ void Scope::UpdateStatus(const Status& s) const {
 
 Graph* Scope::graph() const { return shared_->graph.get(); }
 const OpRegistry& Scope::registry() const { return *shared_->registry; }
+const Runtime* Scope::runtime() const { return shared_->runtime; }
 
 std::string Scope::GetUniqueNameForOp(const std::string& default_name) const {
   return UniqueName(prefix_ + (op_name_.empty() ? default_name : op_name_));

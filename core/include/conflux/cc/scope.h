@@ -48,6 +48,8 @@ class Scope {
 
   Graph* graph() const;
   const OpRegistry& registry() const;
+  // The runtime the root scope was made for; nullptr for a scope over a bare OpRegistry.
+  const Runtime* runtime() const;
   const std::string& device() const { return device_; }
   const std::vector<Operation>& control_dependencies() const { return control_deps_; }
   const std::string& prefix() const { return prefix_; }
