@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "conflux/runtime.h"
+#include "graph/cost_model.h"
 
 namespace cfx {
 
@@ -17,6 +18,7 @@ struct Scope::Shared {
   Status status;
   // Names handed out (node names and sub-scope prefixes) -> how often each base was asked for.
   std::map<std::string, int> name_counts;
+  std::map<std::string, std::vector<Output>> collections;
 };
 
 Scope::Scope(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
@@ -94,6 +96,21 @@ const Runtime* Scope::runtime() const { return shared_->runtime; }
 
 std::string Scope::GetUniqueNameForOp(const std::string& default_name) const {
   return UniqueName(prefix_ + (op_name_.empty() ? default_name : op_name_));
+}
+
+void Scope::AddToCollection(const std::string& name, const Output& output) const {
+  shared_->collections[name].push_back(output);
+}
+
+std::vector<Output> Scope::GetCollection(const std::string& name) const {
+  auto it = shared_->collections.find(name);
+  return it == shared_->collections.end() ? std::vector<Output>() : it->second;
+}
+
+PartialTensorShape Scope::StaticShape(const Output& output) const {
+  if (!output.valid()) return PartialTensorShape();
+  std::vector<NodeShapes> shapes = InferShapesForCost(*shared_->graph);
+  return shapes[output.node()->id()].outputs[output.index()];
 }
 
 Status Scope::ToGraphDef(GraphDef* out) const {

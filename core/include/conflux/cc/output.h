@@ -94,6 +94,9 @@ class Input {
   Input(std::initializer_list<int> v) : Input(Vector<int32_t>(DT_INT32, v), true) {}  // NOLINT
   Input(std::initializer_list<int64_t> v)                                   // NOLINT
       : Input(Vector<int64_t>(DT_INT64, v), true) {}
+  Input(const std::vector<float>& v) : Input(Vector<float>(DT_FLOAT, v), true) {}      // NOLINT
+  Input(const std::vector<int32_t>& v) : Input(Vector<int32_t>(DT_INT32, v), true) {}  // NOLINT
+  Input(const std::vector<int64_t>& v) : Input(Vector<int64_t>(DT_INT64, v), true) {}  // NOLINT
   // A float literal of a given shape (row-major values), e.g. Input({1, 2, 3, 4}, {2, 2}).
   Input(std::initializer_list<float> v, const std::vector<int64_t>& shape);
 
@@ -108,11 +111,11 @@ class Input {
 
  private:
   Input(Tensor t, bool literal) : tensor_(std::move(t)), has_tensor_(true), literal_(literal) {}
-  template <typename T, typename V>
-  static Tensor Vector(DataType dtype, std::initializer_list<V> v) {
+  template <typename T, typename Values>
+  static Tensor Vector(DataType dtype, const Values& v) {
     Tensor t(dtype, TensorShape({static_cast<int64_t>(v.size())}));
     int64_t i = 0;
-    for (const V& x : v) t.at<T>(i++) = static_cast<T>(x);
+    for (const auto& x : v) t.at<T>(i++) = static_cast<T>(x);
     return t;
   }
 

@@ -57,6 +57,15 @@ class Scope {
   // graph.
   std::string GetUniqueNameForOp(const std::string& default_name) const;
 
+  // Named lists shared by every scope of the graph (TensorFlow's graph collections), e.g.
+  // kTrainableVariables. Order of insertion is kept.
+  void AddToCollection(const std::string& name, const Output& output) const;
+  std::vector<Output> GetCollection(const std::string& name) const;
+
+  // The static shape of `output` from the ops' shape functions over the graph built so far
+  // (partial: unknown dims stay -1). Costs a pass over the graph.
+  PartialTensorShape StaticShape(const Output& output) const;
+
   // The graph built so far; the scope's error if building failed.
   Status ToGraphDef(GraphDef* out) const;
 

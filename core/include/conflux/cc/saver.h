@@ -1,0 +1,72 @@
+// Saver: checkpoints of a model's variables (whitepaper §3.3) through SaveV2 / RestoreV2.
+//
+//   Saver saver(scope);                                    // every variable built so far
+//   CFX_RETURN_IF_ERROR(saver.Save(&session, "logs/model.ckpt", step).status());
+//   auto latest = LatestCheckpoint("logs");                // "logs/model.ckpt-1200"
+//   if (latest.ok()) CFX_RETURN_IF_ERROR(saver.Restore(&session, *latest));
+//
+// Save writes "<prefix>-<step>.cfxckpt" (docs/checkpoint-format.md: written atomically, with
+// checksums), then records it in the directory's "checkpoint" file (TensorFlow's CheckpointState
+// text format: model_checkpoint_path and all_model_checkpoint_paths, newest last), and deletes
+// the oldest checkpoints beyond max_to_keep. PeriodicSaver saves every N steps and/or seconds.
+// A Saver's methods may not run concurrently with each other.
+#ifndef CONFLUX_CC_SAVER_H_
+#define CONFLUX_CC_SAVER_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "conflux/cc/client_session.h"
+
+namespace cfx {
+
+class Saver {
+ public:
+  struct Options {
+    std::vector<Output> vars;  // default: every variable of the scope's graph (kGlobalVariables)
+    int max_to_keep = 5;       // 0 keeps all
+  };
+  // Builds the save and restore ops; errors go to the scope.
+  explicit Saver(const Scope& scope) : Saver(scope, Options()) {}
+  Saver(const Scope& scope, Options options);
+
+  // The prefix written ("<prefix>-<step>").
+  StatusOr<std::string> Save(ClientSession* session, const std::string& prefix, int64_t step);
+  // Assigns every variable its value from `checkpoint` (a prefix Save returned). An error names
+  // a variable missing from the file or of another dtype or shape.
+  Status Restore(ClientSession* session, const std::string& checkpoint);
+
+ private:
+  Status UpdateState(const std::string& written);
+
+  Options options_;
+  Output prefix_;
+  Operation save_;
+  Operation restore_;
+  std::vector<std::string> kept_;  // checkpoints written by this saver, oldest first
+};
+
+// The newest checkpoint recorded in `dir`'s "checkpoint" file; NotFound when there is none.
+StatusOr<std::string> LatestCheckpoint(const std::string& dir);
+
+// Saves every `every_steps` steps (0: never by steps) or `every_seconds` seconds (0: never by
+// time), whichever comes first.
+class PeriodicSaver {
+ public:
+  PeriodicSaver(Saver* saver, std::string prefix, int64_t every_steps, double every_seconds);
+  // Saves when due; returns whether it saved.
+  StatusOr<bool> MaybeSave(ClientSession* session, int64_t step);
+
+ private:
+  Saver* saver_;
+  std::string prefix_;
+  int64_t every_steps_;
+  double every_seconds_;
+  int64_t last_step_ = -1;
+  std::chrono::steady_clock::time_point last_time_;
+};
+
+}  // namespace cfx
+
+#endif  // CONFLUX_CC_SAVER_H_

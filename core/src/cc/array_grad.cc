@@ -1,0 +1,132 @@
+// Gradients of the standard array ops (reshapes, transposes, concatenation, packing, gathers,
+// selection) and the registry of standard gradients. Formulas as TensorFlow defines them.
+#include "conflux/cc/ops/standard_ops.h"
+#include "grad_helpers.h"
+
+namespace cfx::internal {
+namespace {
+
+using Grads = std::vector<Output>;
+
+int64_t IntAttr(const Operation& op, const char* name) {
+  const AttrValue* v = op.node()->attr(name);
+  return v == nullptr ? 0 : v->i;
+}
+
+// dy reshaped to the shape of the op's input 0; the other inputs (shapes, axes) get none.
+Status ReshapeToInput(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  dx->assign(op.num_inputs(), Output());
+  (*dx)[0] = ops::Reshape(s, dy[0], ops::Shape(s, op.input(0)));
+  return s.status();
+}
+
+// The gradients of ConcatV2's inputs: slices of dy at each input's offset along the axis.
+Status ConcatGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  const int n = op.num_inputs() - 1;
+  Output axis = ops::Cast(s, op.input(n), DT_INT32);
+  Output rank = ops::Rank(s, op.input(0));
+  axis = ops::AddV2(s, axis, ops::Mul(s, rank, ops::Cast(s, ops::Less(s, axis, 0), DT_INT32)));
+  // one_hot[d] = 1 where d is the axis: offsets move along it only.
+  Output one_hot = ops::Cast(s, ops::Equal(s, ops::Range(s, 0, rank, 1), axis), DT_INT32);
+  Output offset = ops::ZerosLike(s, one_hot);
+  dx->assign(op.num_inputs(), Output());
+  for (int i = 0; i < n; ++i) {
+    Output shape = ops::Cast(s, ops::Shape(s, op.input(i)), DT_INT32);
+    (*dx)[i] = ops::Slice(s, dy[0], offset, shape);
+    offset = ops::AddV2(s, offset, ops::Mul(s, shape, one_hot));
+  }
+  return s.status();
+}
+
+}  // namespace
+
+void RegisterArrayGradients(GradientRegistry* r) {
+  for (const char* op : {"Reshape", "ExpandDims", "Squeeze"})
+    (void)r->Register(op, ReshapeToInput);
+  (void)r->Register("ConcatV2", ConcatGrad);
+  (void)r->Register("Transpose", [](const Scope& s, const Operation& op, const Grads& dy,
+                                    Grads* dx) {
+    *dx = {ops::Transpose(s, dy[0], ops::InvertPermutation(s, op.input(1))), Output()};
+    return s.status();
+  });
+  (void)r->Register("Pack", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    auto parts = ops::Unpack(s, dy[0], op.num_inputs(),
+                             ops::UnpackAttrs().Axis(IntAttr(op, "axis")));
+    *dx = parts.output;
+    if (!s.ok()) dx->assign(op.num_inputs(), Output());
+    return s.status();
+  });
+  (void)r->Register("Unpack", [](const Scope& s, const Operation& op, const Grads& dy,
+                                 Grads* dx) {
+    InputList parts(dy.begin(), dy.end());
+    *dx = {ops::Pack(s, parts, ops::PackAttrs().Axis(IntAttr(op, "axis")))};
+    return s.status();
+  });
+  (void)r->Register("Fill", [](const Scope& s, const Operation&, const Grads& dy, Grads* dx) {
+    Output all = ops::Range(s, 0, ops::Rank(s, dy[0]), 1);
+    *dx = {Output(), ops::Sum(s, dy[0], all)};
+    return s.status();
+  });
+  (void)r->Register("BroadcastTo", [](const Scope& s, const Operation& op, const Grads& dy,
+                                      Grads* dx) {
+    Output sx = ops::Shape(s, op.input(0), ops::ShapeAttrs().OutType(op.input(1).type()));
+    auto axes = ops::BroadcastGradientArgs(s, sx, op.input(1));
+    *dx = {ops::Reshape(s, ops::Sum(s, dy[0], axes.r0), sx), Output()};
+    return s.status();
+  });
+  auto select = [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    Output c = op.input(0), t = op.input(1), e = op.input(2);
+    Output zeros = ops::ZerosLike(s, dy[0]);
+    Output gt = ops::SelectV2(s, c, dy[0], zeros), ge = ops::SelectV2(s, c, zeros, dy[0]);
+    if (op.op_type() == "SelectV2") ReduceForBroadcast(s, t, e, &gt, &ge);
+    *dx = {Output(), gt, ge};
+    return s.status();
+  };
+  (void)r->Register("Select", select);
+  (void)r->Register("SelectV2", select);
+  (void)r->Register("GatherV2", [](const Scope& s, const Operation& op, const Grads& dy,
+                                   Grads* dx) {
+    // Rows of dy go back to the rows they were gathered from (summed where an index repeats).
+    const Node* axis = op.input(2).node();
+    const bool axis_zero = axis->op() == "Const" && axis->def().attr.count("value") &&
+                           axis->def().attr.at("value").tensor.num_elements() == 1 &&
+                           (axis->def().attr.at("value").tensor.dtype() == DT_INT64
+                                ? axis->def().attr.at("value").tensor.at<int64_t>(0)
+                                : axis->def().attr.at("value").tensor.at<int32_t>(0)) == 0;
+    if (!axis_zero || IntAttr(op, "batch_dims") != 0)
+      return errors::Unimplemented("the gradient of GatherV2 is defined for a constant axis 0 ",
+                                   "and batch_dims 0 (node '", op.name(), "')");
+    Output params_shape = ops::Shape(s, op.input(0));
+    Output indices = ops::Reshape(s, op.input(1), {-1});
+    Output rows = ops::Squeeze(s, ops::Slice(s, params_shape, {0}, {1}));
+    Output rest = ops::Slice(s, params_shape, {1}, {-1});
+    Output flat = ops::Reshape(s, dy[0], ops::ConcatV2(s, {ops::Size(s, indices), rest}, 0));
+    *dx = {ops::UnsortedSegmentSum(s, flat, indices, rows), Output(), Output()};
+    return s.status();
+  });
+  r->RegisterNoGradient("StopGradient");
+  (void)r->Register("PreventGradient", [](const Scope&, const Operation& op, const Grads&,
+                                          Grads*) {
+    const AttrValue* m = op.node()->attr("message");
+    return errors::InvalidArgument("a gradient reached PreventGradient node '", op.name(), "'",
+                                   m != nullptr && !m->s.empty() ? ": " + m->s : "");
+  });
+  for (const char* op : {"Shape", "Size", "Rank", "ZerosLike", "OnesLike", "Const", "Placeholder"})
+    r->RegisterNoGradient(op);
+}
+
+}  // namespace cfx::internal
+
+namespace cfx {
+
+const GradientRegistry& StandardGradients() {
+  static const GradientRegistry* registry = [] {
+    auto* r = new GradientRegistry;
+    internal::RegisterMathGradients(r);
+    internal::RegisterArrayGradients(r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace cfx

@@ -1,0 +1,299 @@
+// Trains the TensorFlow tutorial CNN on Fashion-MNIST with the C++ client API and the default
+// config (the main job of the README).
+//
+//   build/bin/fashion_mnist [--epochs 15] [--steps N] [--batch 64] [--lr 0.001]
+//                           [--data /usr/share/datasets/fashion-mnist] [--logdir fashion_mnist_logs]
+//                           [--config FILE] [--fresh]
+//
+// Input runs in the graph (whitepaper §4.5, §4.6): the gzipped IDX files are read by
+// FixedLengthRecordReaderV2 from filename queues, decoded with DecodeRaw and enqueued into a
+// RandomShuffleQueue by a background thread (a queue runner); each training step dequeues a batch.
+// A progress bar shows epoch, step, loss, accuracy, examples/s and ETA. Checkpoints go to the log
+// directory every 500 steps and at the end, and a later run resumes from the latest one (--fresh
+// starts over); TensorBoard logs (scalars, histograms, input images, the graph) go there too. At
+// the end it reports the test-set accuracy. --steps stops after that many steps (for tests).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "conflux/cc/client_session.h"
+#include "conflux/cc/ops/nn_ops.h"
+#include "conflux/cc/ops/standard_ops.h"
+#include "conflux/cc/optimizers.h"
+#include "conflux/cc/saver.h"
+#include "conflux/cc/variables.h"
+#include "conflux/summary_writer.h"
+#include "model.h"
+
+namespace fashion {
+namespace {
+
+using cfx::Output;
+using cfx::Status;
+namespace ops = cfx::ops;
+
+constexpr int64_t kTrainExamples = 60000;
+constexpr int64_t kTestExamples = 10000;
+constexpr int64_t kReadChunk = 500;  // records per queue-runner step; divides both set sizes
+
+struct Flags {
+  int epochs = 15;
+  int64_t steps = 0;  // 0: run the epochs
+  int batch = 64;
+  float lr = 1e-3f;
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::string logdir = "fashion_mnist_logs";
+  std::string config;
+  bool fresh = false;
+};
+
+bool ParseFlags(int argc, char** argv, Flags* f) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--fresh") {
+      f->fresh = true;
+      continue;
+    }
+    if ((v = value()) == nullptr) {
+      std::fprintf(stderr, "fashion_mnist: %s needs a value\n", a.c_str());
+      return false;
+    }
+    if (a == "--epochs") f->epochs = std::atoi(v);
+    else if (a == "--steps") f->steps = std::atoll(v);
+    else if (a == "--batch") f->batch = std::atoi(v);
+    else if (a == "--lr") f->lr = static_cast<float>(std::atof(v));
+    else if (a == "--data") f->data = v;
+    else if (a == "--logdir") f->logdir = v;
+    else if (a == "--config") f->config = v;
+    else {
+      std::fprintf(stderr, "fashion_mnist: unknown flag %s\n", a.c_str());
+      return false;
+    }
+  }
+  if (f->epochs <= 0 || f->batch <= 0 || f->steps < 0 || !(f->lr > 0)) {
+    std::fprintf(stderr, "fashion_mnist: --epochs, --batch and --lr must be positive\n");
+    return false;
+  }
+  return true;
+}
+
+// Records of one IDX file pair (images, labels) decoded to float images in [0, 1] and int32
+// labels, `chunk` records per run.
+struct IdxReader {
+  Output images, labels;
+  cfx::Operation close_files;
+};
+
+IdxReader ReadIdx(const cfx::Scope& scope, const std::string& images_file,
+                  const std::string& labels_file, int epochs, int64_t chunk) {
+  IdxReader r;
+  auto file_queue = [&](const std::string& name, const std::string& file) {
+    cfx::Scope s = scope.NewSubScope(name);
+    Output q = ops::FIFOQueueV2(s, {cfx::DT_STRING},
+                                ops::FIFOQueueV2Attrs().Capacity(epochs).SharedName(name));
+    std::vector<std::string> names(epochs, file);
+    cfx::Tensor t(cfx::DT_STRING, cfx::TensorShape({epochs}));
+    for (int i = 0; i < epochs; ++i) t.at<std::string>(i) = names[i];
+    // Filled once when the graph first runs it; closed so that readers end after the epochs.
+    Output fill = ops::QueueEnqueueManyV2(s, q, {ops::Const(s, t)});
+    Output close = ops::QueueCloseV2(s.WithControlDependencies({fill.op()}), q);
+    return std::make_pair(q, close.op());
+  };
+  auto [image_files, close_images] = file_queue("image_files", images_file);
+  auto [label_files, close_labels] = file_queue("label_files", labels_file);
+  cfx::Scope s = scope.NewSubScope("read");
+  Output image_reader = ops::FixedLengthRecordReaderV2(
+      s, 28 * 28, ops::FixedLengthRecordReaderV2Attrs().HeaderBytes(16).Encoding("GZIP"));
+  Output label_reader = ops::FixedLengthRecordReaderV2(
+      s, 1, ops::FixedLengthRecordReaderV2Attrs().HeaderBytes(8).Encoding("GZIP"));
+  auto images = ops::ReaderReadUpToV2(s, image_reader, image_files, chunk);
+  auto labels = ops::ReaderReadUpToV2(s, label_reader, label_files, chunk);
+  Output pixels = ops::Cast(s, ops::DecodeRaw(s, images.values, cfx::DT_UINT8), cfx::DT_FLOAT);
+  r.images = ops::Reshape(s, ops::Mul(s, pixels, 1.0f / 255), {-1, 28, 28, 1});
+  r.labels = ops::Cast(s, ops::Reshape(s, ops::DecodeRaw(s, labels.values, cfx::DT_UINT8), {-1}),
+                       cfx::DT_INT32);
+  r.close_files = ops::NoOp(s.WithControlDependencies({close_images, close_labels}));
+  return r;
+}
+
+std::string Bar(double fraction, int width) {
+  const int full = static_cast<int>(fraction * width);
+  return std::string(full, '#') + std::string(width - full, '.');
+}
+
+std::string Duration(double seconds) {
+  const int s = static_cast<int>(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+  return buf;
+}
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "\nfashion_mnist: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+int Run(const Flags& flags) {
+  auto config = flags.config.empty() ? cfx::StatusOr<cfx::Config>(cfx::Config::Default())
+                                     : cfx::Config::FromFile(flags.config);
+  if (!config.ok()) return Fail(config.status());
+  auto runtime = cfx::Runtime::Create(*config);
+  if (!runtime.ok()) return Fail(runtime.status());
+  cfx::Runtime* rt = runtime->get();
+  const std::string data = flags.data + "/";
+  for (const char* f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                        "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+    if (!std::filesystem::exists(data + f))
+      return Fail(cfx::errors::NotFound("Fashion-MNIST file ", data + f, " is missing (Debian ",
+                                        "package dataset-fashion-mnist, or --data DIR)"));
+
+  cfx::Scope root = cfx::Scope::NewRootScope(rt);
+  // Input: train files -> shuffle queue -> batches.
+  cfx::Scope input = root.NewSubScope("input");
+  IdxReader train = ReadIdx(input, data + "train-images-idx3-ubyte.gz",
+                            data + "train-labels-idx1-ubyte.gz", flags.epochs, kReadChunk);
+  Output shuffle = ops::RandomShuffleQueueV2(
+      input, {cfx::DT_FLOAT, cfx::DT_INT32},
+      ops::RandomShuffleQueueV2Attrs()
+          .Shapes({cfx::PartialTensorShape({28, 28, 1}), cfx::PartialTensorShape({})})
+          .Capacity(20000).MinAfterDequeue(10000).Seed(1).Seed2(2));
+  cfx::Operation enqueue = ops::QueueEnqueueManyV2(input, shuffle, {train.images, train.labels});
+  // Closing with cancel_pending_enqueues releases the runner when training stops early.
+  cfx::Operation close_shuffle =
+      ops::QueueCloseV2(input, shuffle, ops::QueueCloseV2Attrs().CancelPendingEnqueues(true));
+  auto batch = ops::QueueDequeueManyV2(input, shuffle, flags.batch,
+                                       {cfx::DT_FLOAT, cfx::DT_INT32});
+  Output training = ops::Placeholder(root.WithOpName("training"), cfx::DT_BOOL);
+  Model model = BuildModel(root, batch.components[0], batch.components[1], training, 0.5f);
+  Output step = cfx::GlobalStep(root);
+  cfx::AdamOptimizer adam(flags.lr);
+  cfx::Operation train_op = adam.Minimize(root, model.loss, {}, step);
+  // Summaries.
+  cfx::Scope sum = root.NewSubScope("summaries");
+  Output summaries = ops::MergeSummary(
+      sum, {ops::ScalarSummary(sum, std::string("loss"), model.loss),
+            ops::ScalarSummary(sum, std::string("accuracy"), model.accuracy),
+            ops::HistogramSummary(sum, std::string("logits"), model.logits),
+            ops::ImageSummary(sum, std::string("input"), model.images,
+                              ops::ImageSummaryAttrs().MaxImages(3))});
+  IdxReader test = ReadIdx(root.NewSubScope("test_input"), data + "t10k-images-idx3-ubyte.gz",
+                           data + "t10k-labels-idx1-ubyte.gz", 1, kTestExamples);
+  cfx::Operation init = cfx::GlobalVariablesInitializer(root);
+  cfx::Saver saver(root);
+  if (!root.ok()) return Fail(root.status());
+
+  cfx::ClientSession session(root, rt);
+  int64_t start_step = 0;
+  auto latest = flags.fresh ? cfx::StatusOr<std::string>(cfx::errors::NotFound(""))
+                            : cfx::LatestCheckpoint(flags.logdir);
+  Status s = session.Run({}, {}, {init}, nullptr);
+  if (!s.ok()) return Fail(s);
+  if (latest.ok()) {
+    if (!(s = saver.Restore(&session, *latest)).ok()) return Fail(s);
+    std::vector<cfx::Tensor> out;
+    if (!(s = session.Run({}, {step}, &out)).ok()) return Fail(s);
+    start_step = out[0].at<int64_t>(0);
+    std::printf("resuming from %s (step %lld)\n", latest->c_str(),
+                static_cast<long long>(start_step));
+  }
+  auto writer = cfx::SummaryWriter::Create(flags.logdir);
+  if (!writer.ok()) return Fail(writer.status());
+  cfx::GraphDef graph;
+  if (!(s = root.ToGraphDef(&graph)).ok() || !(s = (*writer)->AddGraph(graph)).ok()) return Fail(s);
+
+  // The queue runner: fills the shuffle queue until the files run out, then closes it.
+  if (!(s = session.Run({}, {}, {train.close_files}, nullptr)).ok()) return Fail(s);
+  std::thread runner([&] {
+    Status r = session.Run({}, {}, {enqueue}, nullptr);
+    while (r.ok()) r = session.Run({}, {}, {enqueue}, nullptr);
+    (void)session.Run({}, {}, {close_shuffle}, nullptr);
+  });
+
+  const int64_t steps_per_epoch = kTrainExamples / flags.batch;
+  int64_t total = flags.steps > 0 ? start_step + flags.steps : steps_per_epoch * flags.epochs;
+  cfx::PeriodicSaver periodic(&saver, flags.logdir + "/model.ckpt", 500, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  double loss_avg = 0, acc_avg = 0;
+  int64_t done = 0, cur = start_step;
+  std::vector<cfx::Tensor> out;
+  for (cur = start_step; cur < total; ++cur) {
+    const bool log = (cur + 1) % 100 == 0;
+    std::vector<Output> fetches = {model.loss, model.accuracy};
+    if (log) fetches.push_back(summaries);
+    s = session.Run({{training, true}}, fetches, {train_op}, &out);
+    if (s.code() == cfx::Code::kOutOfRange) break;  // the input ran out: the epochs are done
+    if (!s.ok()) break;
+    ++done;
+    const double a = 0.98;
+    loss_avg = done == 1 ? out[0].at<float>(0) : a * loss_avg + (1 - a) * out[0].at<float>(0);
+    acc_avg = done == 1 ? out[1].at<float>(0) : a * acc_avg + (1 - a) * out[1].at<float>(0);
+    if (log) (void)(*writer)->AddSummary(out[2].at<std::string>(0), cur + 1);
+    auto saved = periodic.MaybeSave(&session, cur + 1);
+    if (!saved.ok()) {
+      s = saved.status();
+      break;
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double rate = done * flags.batch / std::max(secs, 1e-9);
+    if (done % 10 == 0 || cur + 1 == total) {
+      const double eta = (total - cur - 1) * flags.batch / std::max(rate, 1e-9);
+      std::fprintf(stderr, "\repoch %lld/%lld [%s] step %lld/%lld loss %.4f acc %.3f %.0f ex/s ETA %s ",
+                   static_cast<long long>(cur / steps_per_epoch + 1),
+                   static_cast<long long>((total + steps_per_epoch - 1) / steps_per_epoch),
+                   Bar(static_cast<double>(cur + 1) / total, 24).c_str(),
+                   static_cast<long long>(cur + 1), static_cast<long long>(total), loss_avg,
+                   acc_avg, rate, Duration(eta).c_str());
+    }
+  }
+  std::fprintf(stderr, "\n");
+  (void)session.Run({}, {}, {close_shuffle}, nullptr);
+  runner.join();
+  if (!s.ok() && s.code() != cfx::Code::kOutOfRange) return Fail(s);
+  const double train_secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("trained %lld steps (to step %lld) in %s\n", static_cast<long long>(done),
+              static_cast<long long>(cur), Duration(train_secs).c_str());
+  auto saved = saver.Save(&session, flags.logdir + "/model.ckpt", cur);
+  if (!saved.ok()) return Fail(saved.status());
+  std::printf("checkpoint %s\n", saved->c_str());
+
+  // Test accuracy: the test set is read once, then fed to the model in batches (the feeds
+  // replace the dequeued batch: the input queue does not run).
+  if (!(s = session.Run({}, {}, {test.close_files}, nullptr)).ok()) return Fail(s);
+  if (!(s = session.Run({}, {test.images, test.labels}, &out)).ok()) return Fail(s);
+  const cfx::Tensor images = out[0], labels = out[1];
+  constexpr int64_t kEvalBatch = 1000;
+  int64_t correct = 0;
+  for (int64_t b = 0; b < kTestExamples; b += kEvalBatch) {
+    cfx::Tensor x(cfx::DT_FLOAT, cfx::TensorShape({kEvalBatch, 28, 28, 1}));
+    cfx::Tensor y(cfx::DT_INT32, cfx::TensorShape({kEvalBatch}));
+    std::copy_n(images.data<float>() + b * 784, kEvalBatch * 784, x.data<float>());
+    std::copy_n(labels.data<int32_t>() + b, kEvalBatch, y.data<int32_t>());
+    s = session.Run({{model.images, x}, {model.labels, y}, {training, false}}, {model.correct},
+                    &out);
+    if (!s.ok()) return Fail(s);
+    correct += out[0].at<int32_t>(0);
+  }
+  const double accuracy = static_cast<double>(correct) / kTestExamples;
+  std::printf("test accuracy %.4f (%lld/%lld)\n", accuracy, static_cast<long long>(correct),
+              static_cast<long long>(kTestExamples));
+  (void)(*writer)->AddScalar("test_accuracy", static_cast<float>(accuracy), cur);
+  (void)(*writer)->Flush();
+  return 0;
+}
+
+}  // namespace
+}  // namespace fashion
+
+int main(int argc, char** argv) {
+  fashion::Flags flags;
+  if (!fashion::ParseFlags(argc, argv, &flags)) return 2;
+  return fashion::Run(flags);
+}

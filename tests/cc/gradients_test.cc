@@ -1,0 +1,205 @@
+// Automatic differentiation: every standard gradient against finite differences
+// (ComputeGradientError, in double), and AddSymbolicGradients' rules (unused outputs,
+// StopGradient, PreventGradient, missing gradients, integer inputs, grad_ys, unreachable xs).
+#include <functional>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "conflux/cc/client_session.h"
+#include "conflux/cc/gradient_checker.h"
+#include "conflux/cc/ops/standard_ops.h"
+#include "kernel_test_util.h"
+
+namespace cfx {
+namespace {
+
+using test::TestRuntime;
+
+// Values in [lo, hi], away from kinks when `lo` > 0.
+Tensor Random(TensorShape shape, double lo = -1, double hi = 1, unsigned seed = 7) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Tensor t(DT_DOUBLE, shape);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.at<double>(i) = dist(gen);
+  return t;
+}
+
+struct Case {
+  const char* name;
+  std::vector<Tensor> inputs;
+  std::function<Output(const Scope&, const std::vector<Output>&)> build;
+};
+
+double GradientError(const Case& c) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  std::vector<Output> xs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) xs.push_back(ops::Placeholder(root, DT_DOUBLE));
+  Output y = c.build(root, xs);
+  auto err = ComputeGradientError(root, &TestRuntime(), xs, c.inputs, {y});
+  EXPECT_TRUE(err.ok()) << c.name << ": " << err.status();
+  return err.ok() ? *err : 1e9;
+}
+
+using X = std::vector<Output>;
+
+std::vector<Case> Cases() {
+  const Tensor m23 = Random({2, 3}), m3 = Random({3}, -1, 1, 8), p23 = Random({2, 3}, 0.5, 2, 9);
+  const Tensor m32 = Random({3, 2}, -1, 1, 10), m22 = Random({2, 2}, -1, 1, 11);
+  return {
+      {"AddBroadcast", {m23, m3}, [](const Scope& s, const X& x) { return ops::Add(s, x[0], x[1]); }},
+      {"AddV2", {m23, m23}, [](const Scope& s, const X& x) { return ops::AddV2(s, x[0], x[1]); }},
+      {"SubBroadcast", {m3, m23}, [](const Scope& s, const X& x) { return ops::Sub(s, x[0], x[1]); }},
+      {"MulBroadcast", {m23, m3}, [](const Scope& s, const X& x) { return ops::Mul(s, x[0], x[1]); }},
+      {"RealDiv", {m23, p23}, [](const Scope& s, const X& x) { return ops::RealDiv(s, x[0], x[1]); }},
+      {"SquaredDifference", {m23, m3},
+       [](const Scope& s, const X& x) { return ops::SquaredDifference(s, x[0], x[1]); }},
+      {"Maximum", {m23, Random({2, 3}, -1, 1, 99)},
+       [](const Scope& s, const X& x) { return ops::Maximum(s, x[0], x[1]); }},
+      {"Minimum", {m23, Random({2, 3}, -1, 1, 98)},
+       [](const Scope& s, const X& x) { return ops::Minimum(s, x[0], x[1]); }},
+      {"Pow", {p23, m23}, [](const Scope& s, const X& x) { return ops::Pow(s, x[0], x[1]); }},
+      {"Neg", {m23}, [](const Scope& s, const X& x) { return ops::Neg(s, x[0]); }},
+      {"Square", {m23}, [](const Scope& s, const X& x) { return ops::Square(s, x[0]); }},
+      {"Exp", {m23}, [](const Scope& s, const X& x) { return ops::Exp(s, x[0]); }},
+      {"Log", {p23}, [](const Scope& s, const X& x) { return ops::Log(s, x[0]); }},
+      {"Sin", {m23}, [](const Scope& s, const X& x) { return ops::Sin(s, x[0]); }},
+      {"Cos", {m23}, [](const Scope& s, const X& x) { return ops::Cos(s, x[0]); }},
+      {"Sqrt", {p23}, [](const Scope& s, const X& x) { return ops::Sqrt(s, x[0]); }},
+      {"Rsqrt", {p23}, [](const Scope& s, const X& x) { return ops::Rsqrt(s, x[0]); }},
+      {"Reciprocal", {p23}, [](const Scope& s, const X& x) { return ops::Reciprocal(s, x[0]); }},
+      {"Sigmoid", {m23}, [](const Scope& s, const X& x) { return ops::Sigmoid(s, x[0]); }},
+      {"Tanh", {m23}, [](const Scope& s, const X& x) { return ops::Tanh(s, x[0]); }},
+      {"Relu", {m23}, [](const Scope& s, const X& x) { return ops::Relu(s, x[0]); }},
+      {"Abs", {m23}, [](const Scope& s, const X& x) { return ops::Abs(s, x[0]); }},
+      {"MatMul", {m23, m32}, [](const Scope& s, const X& x) { return ops::MatMul(s, x[0], x[1]); }},
+      {"MatMulTA", {m32, m32},
+       [](const Scope& s, const X& x) {
+         return ops::MatMul(s, x[0], x[1], ops::MatMulAttrs().TransposeA(true));
+       }},
+      {"MatMulTB", {m23, m23},
+       [](const Scope& s, const X& x) {
+         return ops::MatMul(s, x[0], x[1], ops::MatMulAttrs().TransposeB(true));
+       }},
+      {"MatMulTATB", {m32, m23},
+       [](const Scope& s, const X& x) {
+         return ops::MatMul(s, x[0], x[1], ops::MatMulAttrs().TransposeA(true).TransposeB(true));
+       }},
+      {"SumAxis0", {m23}, [](const Scope& s, const X& x) { return ops::Sum(s, x[0], 0); }},
+      {"SumNegativeAxisKeepDims", {m23},
+       [](const Scope& s, const X& x) {
+         return ops::Sum(s, x[0], -1, ops::SumAttrs().KeepDims(true));
+       }},
+      {"SumAll", {m23}, [](const Scope& s, const X& x) { return ops::Sum(s, x[0], {0, 1}); }},
+      {"Mean", {m23}, [](const Scope& s, const X& x) { return ops::Mean(s, x[0], 1); }},
+      {"Max", {m23}, [](const Scope& s, const X& x) { return ops::Max(s, x[0], 1); }},
+      {"Min", {m23}, [](const Scope& s, const X& x) { return ops::Min(s, x[0], {0}); }},
+      {"CastRoundTrip", {m23},
+       [](const Scope& s, const X& x) { return ops::Cast(s, ops::Cast(s, x[0], DT_FLOAT), DT_DOUBLE); }},
+      {"Reshape", {m23}, [](const Scope& s, const X& x) { return ops::Reshape(s, x[0], {3, 2}); }},
+      {"ExpandDims", {m23}, [](const Scope& s, const X& x) { return ops::ExpandDims(s, x[0], 1); }},
+      {"Squeeze", {Random({2, 1, 3})}, [](const Scope& s, const X& x) { return ops::Squeeze(s, x[0]); }},
+      {"Transpose", {m23}, [](const Scope& s, const X& x) { return ops::Transpose(s, x[0], {1, 0}); }},
+      {"ConcatV2", {m23, m22},
+       [](const Scope& s, const X& x) { return ops::ConcatV2(s, {x[0], x[1]}, -1); }},
+      {"Pack", {m23, m23}, [](const Scope& s, const X& x) { return ops::Pack(s, {x[0], x[1]}); }},
+      {"UnpackOnePartUsed", {m23},
+       [](const Scope& s, const X& x) { return ops::Unpack(s, x[0], 2).output[1]; }},
+      {"BroadcastTo", {m3},
+       [](const Scope& s, const X& x) { return ops::BroadcastTo(s, x[0], {2, 3}); }},
+      {"SelectV2", {m23, m3},
+       [](const Scope& s, const X& x) {
+         return ops::SelectV2(s, ops::Greater(s, x[0], 0.0), x[0], x[1]);
+       }},
+      {"GatherV2RepeatedRows", {m32},
+       [](const Scope& s, const X& x) { return ops::GatherV2(s, x[0], {2, 0, 2}, 0); }},
+      {"Chain", {m23, m32},
+       [](const Scope& s, const X& x) {
+         Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));
+         return ops::Mean(s, ops::Square(s, h), {0, 1});
+       }},
+  };
+}
+
+class StandardGradient : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(StandardGradient, MatchesFiniteDifferences) {
+  const Case c = Cases()[GetParam()];
+  EXPECT_LT(GradientError(c), 1e-6) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, StandardGradient, ::testing::Range<size_t>(0, Cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return std::string(Cases()[info.param].name);
+                         });
+
+TEST(AddSymbolicGradients, StopGradientCutsThePath) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  // y = x * stop(x): dy/dx = stop(x) = x, not 2x.
+  Output y = ops::Mul(root, x, ops::StopGradient(root, x));
+  std::vector<Output> g;
+  ASSERT_OK(AddSymbolicGradients(root, {y}, {x}, &g));
+  ClientSession session(root, &TestRuntime());
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run({{x, 3.0}}, g, &out));
+  EXPECT_DOUBLE_EQ(out[0].at<double>(0), 3.0);
+}
+
+TEST(AddSymbolicGradients, PreventGradientIsAnErrorNamingTheNode) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  Output y = ops::Square(root, ops::PreventGradient(root.WithOpName("guard"), x,
+                                                    ops::PreventGradientAttrs().Message("no")));
+  std::vector<Output> g;
+  Status s = AddSymbolicGradients(root, {y}, {x}, &g);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("PreventGradient node 'guard': no"), std::string::npos) << s;
+}
+
+TEST(AddSymbolicGradients, MissingGradientNamesTheOpAndNode) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  Output y = ops::MatrixDeterminant(root.WithOpName("det"), x);
+  std::vector<Output> g;
+  Status s = AddSymbolicGradients(root, {y}, {x}, &g);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no gradient is defined for op MatrixDeterminant (node 'det')"),
+            std::string::npos)
+      << s;
+}
+
+TEST(AddSymbolicGradients, UnreachedXGetsZerosAndGradYsWeight) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output a = ops::Placeholder(root, DT_DOUBLE);
+  Output b = ops::Placeholder(root, DT_DOUBLE);
+  Output y = ops::Mul(root, a, 2.0);
+  Output w = ops::Placeholder(root, DT_DOUBLE);
+  std::vector<Output> g;
+  ASSERT_OK(AddSymbolicGradients(root, {y}, {a, b}, {w}, &g));
+  ClientSession session(root, &TestRuntime());
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run({{a, {1.0, 2.0}}, {b, {5.0, 6.0, 7.0}}, {w, {10.0, 100.0}}}, g, &out));
+  EXPECT_DOUBLE_EQ(out[0].at<double>(0), 20.0);
+  EXPECT_DOUBLE_EQ(out[0].at<double>(1), 200.0);
+  ASSERT_EQ(out[1].num_elements(), 3);
+  EXPECT_DOUBLE_EQ(out[1].at<double>(2), 0.0);
+}
+
+TEST(AddSymbolicGradients, IntegerInputsGetNoGradientAndSharedPathsSum) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  Output n = ops::Placeholder(root, DT_INT32);
+  // y = x * cast(n) + x^2: dy/dx = n + 2x; the int input only scales.
+  Output y = ops::AddV2(root, ops::Mul(root, x, ops::Cast(root, n, DT_DOUBLE)),
+                       ops::Square(root, x));
+  std::vector<Output> g;
+  ASSERT_OK(AddSymbolicGradients(root, {y}, {x}, &g));
+  ClientSession session(root, &TestRuntime());
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run({{x, 1.5}, {n, 4}}, g, &out));
+  EXPECT_DOUBLE_EQ(out[0].at<double>(0), 4 + 3.0);
+}
+
+}  // namespace
+}  // namespace cfx
