@@ -30,14 +30,6 @@ namespace cfx::conformance {
 namespace {
 
 using Shape = TensorShape;
-constexpr int64_t kLarge = int64_t{1} << 20;
-
-constexpr Tolerance kExact{true, 0, 0};
-constexpr Tolerance kArithmetic{false, 1e-5, 1e-6};
-constexpr Tolerance kTranscendental{false, 1e-4, 1e-6};
-constexpr Tolerance kReduction{false, 1e-4, 1e-5};
-constexpr Tolerance kMatMul{false, 1e-4, 2e-3};
-constexpr Tolerance kLinalg{false, 1e-3, 1e-4};
 
 uint16_t FloatToHalf(float f) {
   uint32_t x;
@@ -154,12 +146,6 @@ std::vector<double> Dims(const Shape& s) {
 }
 
 // ---- Case builders -------------------------------------------------------------------------
-
-const std::vector<Shape>& UnaryShapes() {
-  static const std::vector<Shape> shapes = {{},    {0},       {1},       {7},     {33},
-                                            {257}, {4, 5, 3}, {3, 0, 2}, {kLarge}};
-  return shapes;
-}
 
 OpEntry Unary(Range r, Tolerance tol, AttrMap attrs = {}) {
   return {[r, attrs](Gen& g) {
@@ -685,10 +671,17 @@ std::map<std::string, OpEntry> BuildTable() {
   t["Assert"] = Skip("a check with no output values to compare");
   t["Print"] = Skip("logs its inputs to standard error as a side effect");
   for (const char* op : {"SaveV2", "RestoreV2"}) t[op] = Skip("reads or writes files on the host");
+  AddNnOpCases(t);
   return t;
 }
 
 }  // namespace
+
+const std::vector<TensorShape>& UnaryShapes() {
+  static const std::vector<TensorShape> shapes = {{},    {0},       {1},       {7},     {33},
+                                                  {257}, {4, 5, 3}, {3, 0, 2}, {kLarge}};
+  return shapes;
+}
 
 DataType Gen::Type(const std::string& arg) const {
   for (const ArgDef& a : op_->input_arg)
