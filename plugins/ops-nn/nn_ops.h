@@ -15,6 +15,8 @@ void RegisterActivationOps(sdk::Plugin& p);
 void RegisterLossOps(sdk::Plugin& p);
 void RegisterBatchNormOps(sdk::Plugin& p);  // FusedBatchNormV3, FusedBatchNormGradV3
 void RegisterInTopKOps(sdk::Plugin& p);     // InTopKV2
+void RegisterConvOps(sdk::Plugin& p);  // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter
+void RegisterPoolOps(sdk::Plugin& p);  // MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad
 
 }  // namespace cfx::nn
 

@@ -13,6 +13,8 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::nn::RegisterLossOps(p);
   cfx::nn::RegisterBatchNormOps(p);
   cfx::nn::RegisterInTopKOps(p);
+  cfx::nn::RegisterConvOps(p);
+  cfx::nn::RegisterPoolOps(p);
   return p.status();
 }
 
