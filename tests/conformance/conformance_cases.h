@@ -84,6 +84,9 @@ struct OpEntry {
 // or resource arguments, which the kernel-level harness cannot feed).
 const std::map<std::string, OpEntry>& ConformanceTable();
 
+// Adds the cases of the ops that gradient functions use (gradient_cases.cc).
+void AddGradientOpCases(std::map<std::string, OpEntry>* table);
+
 // Element `i` of a numeric host tensor as a double (half and bfloat16 decoded).
 double ElementAsDouble(const Tensor& t, int64_t i);
 
