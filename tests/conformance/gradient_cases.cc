@@ -12,15 +12,8 @@ namespace cfx::conformance {
 namespace {
 
 using Shape = TensorShape;
-constexpr int64_t kLarge = int64_t{1} << 20;
-constexpr Tolerance kExact{true, 0, 0};
-constexpr Tolerance kArithmetic{false, 1e-5, 1e-6};
-constexpr Tolerance kReduction{false, 1e-4, 1e-5};
-
-const std::vector<Shape>& Shapes() {
-  static const std::vector<Shape> shapes = {{}, {0}, {1}, {7}, {33}, {257}, {4, 5, 3}, {kLarge}};
-  return shapes;
-}
+// The shared unary shapes (conformance_cases.h), with kLarge and the tolerance classes.
+const std::vector<Shape>& Shapes() { return UnaryShapes(); }
 
 // Two inputs of one shape (no broadcasting), drawn from ranges r0 and r1.
 OpEntry SameShapeBinary(Range r0, Range r1, Tolerance tol) {
