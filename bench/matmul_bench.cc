@@ -25,9 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "conflux/config.h"
+#include "bench_util.h"
 #include "conflux/kernel_runner.h"
-#include "conflux/runtime.h"
 
 namespace {
 
@@ -62,25 +61,6 @@ const Operands& OperandsFor(int n) {
   return it->second;
 }
 
-// Times the loop body on the wall clock and reports GFLOP/s.
-class FlopTimer {
- public:
-  explicit FlopTimer(benchmark::State& state) : state_(state) {}
-  void Start() { start_ = std::chrono::steady_clock::now(); }
-  void Stop() {
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  void Report(int n) {
-    state_.counters["GFLOP/s"] =
-        Flops(n) * static_cast<double>(state_.iterations()) / seconds_ / 1e9;
-  }
-
- private:
-  benchmark::State& state_;
-  std::chrono::steady_clock::time_point start_;
-  double seconds_ = 0;
-};
-
 void BM_Conflux(benchmark::State& state, int n) {
   auto device = g_runtime->FindDevice("CPU:0");
   if (!device.ok()) return state.SkipWithError(device.status().ToString().c_str());
@@ -95,7 +75,7 @@ void BM_Conflux(benchmark::State& state, int n) {
   auto b = (*device)->FromHost(OperandsFor(n).b);
   if (!a.ok() || !b.ok()) return state.SkipWithError("cannot place the inputs on CPU:0");
   const std::vector<cfx::Tensor> inputs = {*a, *b};
-  FlopTimer timer(state);
+  cfx::bench::RateTimer timer(state, "GFLOP/s", 1e9);
   for (auto _ : state) {
     timer.Start();
     auto out = (*runner)->RunOnDevice(inputs);
@@ -103,7 +83,7 @@ void BM_Conflux(benchmark::State& state, int n) {
     if (!out.ok()) return state.SkipWithError(out.status().ToString().c_str());
     benchmark::DoNotOptimize(out->front().raw_data());
   }
-  timer.Report(n);
+  timer.Report(Flops(n));
 }
 
 void BM_OneDnnPrimitive(benchmark::State& state, int n) {
@@ -118,7 +98,7 @@ void BM_OneDnnPrimitive(benchmark::State& state, int n) {
   memory c_mem(md, engine, c.raw_data());
   const std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
-  FlopTimer timer(state);
+  cfx::bench::RateTimer timer(state, "GFLOP/s", 1e9);
   for (auto _ : state) {
     timer.Start();
     matmul.execute(stream, args);
@@ -126,13 +106,13 @@ void BM_OneDnnPrimitive(benchmark::State& state, int n) {
     timer.Stop();
     benchmark::DoNotOptimize(c.raw_data());
   }
-  timer.Report(n);
+  timer.Report(Flops(n));
 }
 
 void BM_OneDnnSgemm(benchmark::State& state, int n) {
   const Operands& in = OperandsFor(n);
   cfx::Tensor c(cfx::DT_FLOAT, cfx::TensorShape({n, n}));
-  FlopTimer timer(state);
+  cfx::bench::RateTimer timer(state, "GFLOP/s", 1e9);
   for (auto _ : state) {
     timer.Start();
     dnnl_status_t status = dnnl_sgemm('N', 'N', n, n, n, 1.0f, in.a.data<float>(), n,
@@ -141,63 +121,31 @@ void BM_OneDnnSgemm(benchmark::State& state, int n) {
     if (status != dnnl_success) return state.SkipWithError("dnnl_sgemm failed");
     benchmark::DoNotOptimize(c.raw_data());
   }
-  timer.Report(n);
+  timer.Report(Flops(n));
 }
 
-// The console output, plus every GFLOP/s figure by variant and size for the summary.
-class SummaryReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      auto it = run.counters.find("GFLOP/s");
-      if (it != run.counters.end()) gflops_[run.run_name.function_name].push_back(it->second.value);
-    }
+void PrintSummary(const cfx::bench::RateReporter& r) {
+  std::printf("\nMatMul float n x n, GFLOP/s (median / best of repetitions)\n");
+  std::printf("%6s  %17s  %17s  %17s  %15s\n", "n", "conflux", "onednn", "onednn_sgemm",
+              "ours/onednn");
+  for (int n : kSizes) {
+    const std::string size = "/" + std::to_string(n);
+    const auto ours = r.Get("conflux" + size), ref = r.Get("onednn" + size),
+               sgemm = r.Get("onednn_sgemm" + size);
+    std::printf("%6d  %8.1f / %6.1f  %8.1f / %6.1f  %8.1f / %6.1f  %6.3f / %6.3f\n", n, ours.median,
+                ours.best, ref.median, ref.best, sgemm.median, sgemm.best, ours.median / ref.median,
+                ours.best / ref.best);
   }
-
-  void PrintSummary() {
-    std::printf("\nMatMul float n x n, GFLOP/s (median / best of repetitions)\n");
-    std::printf("%6s  %17s  %17s  %17s  %15s\n", "n", "conflux", "onednn", "onednn_sgemm",
-                "ours/onednn");
-    for (int n : kSizes) {
-      const std::string size = "/" + std::to_string(n);
-      Stats ours = Get("conflux" + size), ref = Get("onednn" + size),
-            sgemm = Get("onednn_sgemm" + size);
-      std::printf("%6d  %8.1f / %6.1f  %8.1f / %6.1f  %8.1f / %6.1f  %6.3f / %6.3f\n", n,
-                  ours.median, ours.best, ref.median, ref.best, sgemm.median, sgemm.best,
-                  ours.median / ref.median, ours.best / ref.best);
-    }
-  }
-
- private:
-  struct Stats {
-    double median = NAN, best = NAN;
-  };
-  Stats Get(const std::string& name) {
-    std::vector<double> v = gflops_[name];
-    if (v.empty()) return {};
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return {v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2, v.back()};
-  }
-
-  std::map<std::string, std::vector<double>> gflops_;
-};
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  cfx::Config config = cfx::Config::Default();
-  config.plugin_paths = {CONFLUX_BUILD_PLUGIN_DIR};
-  auto runtime = cfx::Runtime::Create(config);
-  if (!runtime.ok()) {
-    std::fprintf(stderr, "cannot create the runtime: %s\n", runtime.status().ToString().c_str());
-    return 1;
-  }
-  g_runtime = runtime->get();
+  std::unique_ptr<cfx::Runtime> runtime = cfx::bench::BuildTreeRuntime(CONFLUX_BUILD_PLUGIN_DIR);
+  if (runtime == nullptr) return 1;
+  g_runtime = runtime.get();
   for (int n : kSizes) {
     const std::string size = "/" + std::to_string(n);
     for (auto [name, fn] :
@@ -208,9 +156,9 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond);
     }
   }
-  SummaryReporter reporter;
+  cfx::bench::RateReporter reporter("GFLOP/s");
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.PrintSummary();
+  PrintSummary(reporter);
   benchmark::Shutdown();
   return 0;
 }

@@ -9,6 +9,14 @@ namespace cfx::nn {
 
 void RegisterBiasAddOps(sdk::Plugin& p);  // BiasAdd, BiasAddGrad
 void RegisterSoftmaxOps(sdk::Plugin& p);  // Softmax, LogSoftmax
+// Relu6, Elu, Selu, Softplus and their *Grad ops.
+void RegisterActivationOps(sdk::Plugin& p);
+// SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits, L2Loss.
+void RegisterLossOps(sdk::Plugin& p);
+void RegisterBatchNormOps(sdk::Plugin& p);  // FusedBatchNormV3, FusedBatchNormGradV3
+void RegisterInTopKOps(sdk::Plugin& p);     // InTopKV2
+void RegisterConvOps(sdk::Plugin& p);  // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter
+void RegisterPoolOps(sdk::Plugin& p);  // MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad
 
 }  // namespace cfx::nn
 

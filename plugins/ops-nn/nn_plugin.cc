@@ -9,6 +9,12 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   p.SetInfo("ops-nn", "0.1.0");
   cfx::nn::RegisterBiasAddOps(p);
   cfx::nn::RegisterSoftmaxOps(p);
+  cfx::nn::RegisterActivationOps(p);
+  cfx::nn::RegisterLossOps(p);
+  cfx::nn::RegisterBatchNormOps(p);
+  cfx::nn::RegisterInTopKOps(p);
+  cfx::nn::RegisterConvOps(p);
+  cfx::nn::RegisterPoolOps(p);
   return p.status();
 }
 

@@ -8,8 +8,9 @@
 //   kArithmetic     rtol 1e-5, atol 1e-6   Add, Sub, Mul, Div, Square, Reciprocal, BiasAdd, Range
 //   kTranscendental rtol 1e-4, atol 1e-6   Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Pow,
 //                                          Softmax (OpenCL allows 3-16 ulp; fast-math builds more)
-//   kReduction      rtol 1e-4, atol 1e-5   Sum, Mean, Prod: the order of the additions differs
-//                                          (inputs are in [0, 1] so there is no cancellation)
+//   kReduction      rtol 1e-4, atol 1e-5   Sum, Mean, Prod, BiasAddGrad, UnsortedSegmentSum:
+//                                          the order of the additions differs (inputs are in
+//                                          [0, 1] so there is no cancellation)
 //   kMatMul         rtol 1e-4, atol 2e-3   MatMul, BatchMatMulV2 (inputs in [-1, 1], depth up to
 //                                          512: a different order of the products' sums)
 //   kLinalg         rtol 1e-3, atol 1e-4   MatrixInverse, MatrixDeterminant (well-conditioned
@@ -30,14 +31,6 @@ namespace cfx::conformance {
 namespace {
 
 using Shape = TensorShape;
-constexpr int64_t kLarge = int64_t{1} << 20;
-
-constexpr Tolerance kExact{true, 0, 0};
-constexpr Tolerance kArithmetic{false, 1e-5, 1e-6};
-constexpr Tolerance kTranscendental{false, 1e-4, 1e-6};
-constexpr Tolerance kReduction{false, 1e-4, 1e-5};
-constexpr Tolerance kMatMul{false, 1e-4, 2e-3};
-constexpr Tolerance kLinalg{false, 1e-3, 1e-4};
 
 uint16_t FloatToHalf(float f) {
   uint32_t x;
@@ -154,12 +147,6 @@ std::vector<double> Dims(const Shape& s) {
 }
 
 // ---- Case builders -------------------------------------------------------------------------
-
-const std::vector<Shape>& UnaryShapes() {
-  static const std::vector<Shape> shapes = {{},    {0},       {1},       {7},     {33},
-                                            {257}, {4, 5, 3}, {3, 0, 2}, {kLarge}};
-  return shapes;
-}
 
 OpEntry Unary(Range r, Tolerance tol, AttrMap attrs = {}) {
   return {[r, attrs](Gen& g) {
@@ -403,6 +390,7 @@ std::map<std::string, OpEntry> BuildTable() {
   const Range positive{0.01, 100, 1, 100};
   const Range nonzero{0.5, 4, 1, 9, true};
   const Range ties{-3, 3, -3, 3, false, 0.5};  // comparisons see equal elements too
+  static const Range unit{0, 1, -10, 10};          // sums without cancellation
 
   // Data movement and creation.
   t["Const"] = {
@@ -632,26 +620,32 @@ std::map<std::string, OpEntry> BuildTable() {
   t["LogicalNot"] = Unary(any, kExact);
   t["Select"] = Select(false);
   t["SelectV2"] = Select(true);
+  // BiasAdd and its gradient (which sums over every dimension but the channel one: inputs in
+  // [0, 1], so no cancellation) on NHWC and NCHW values.
+  static const std::vector<std::pair<Shape, const char*>> bias_specs = {
+      {{7, 3}, "NHWC"},       {{2, 4, 5, 33}, "NHWC"}, {{0, 3}, "NHWC"},
+      {{2, 3, 4, 5}, "NCHW"}, {{2, 3}, "NCHW"},        {{1024, 1024}, "NHWC"}};
   t["BiasAdd"] = {
       [](Gen& g) {
-        struct B {
-          Shape value;
-          const char* format;
-        };
-        static const std::vector<B> specs = {{{7, 3}, "NHWC"}, {{2, 4, 5, 33}, "NHWC"},
-                                             {{0, 3}, "NHWC"}, {{2, 3, 4, 5}, "NCHW"},
-                                             {{2, 3}, "NCHW"}, {{1024, 1024}, "NHWC"}};
         std::vector<Case> cases;
-        for (const B& s : specs) {
-          int64_t c =
-              std::string(s.format) == "NHWC" ? s.value.dim(s.value.rank() - 1) : s.value.dim(1);
-          cases.push_back({"value=" + s.value.ToString() + " " + s.format,
-                           {g.Random(g.Input(0), s.value, {}), g.Random(g.Input(1), Shape{c}, {})},
-                           {{"data_format", AttrValue::String(s.format)}}});
+        for (const auto& [value, format] : bias_specs) {
+          int64_t c = std::string(format) == "NHWC" ? value.dim(value.rank() - 1) : value.dim(1);
+          cases.push_back({"value=" + value.ToString() + " " + format,
+                           {g.Random(g.Input(0), value, {}), g.Random(g.Input(1), Shape{c}, {})},
+                           {{"data_format", AttrValue::String(format)}}});
         }
         return cases;
       },
       kArithmetic, ""};
+  t["BiasAddGrad"] = {[](Gen& g) {
+                        std::vector<Case> cases;
+                        for (const auto& [value, format] : bias_specs)
+                          cases.push_back({"out_backprop=" + value.ToString() + " " + format,
+                                           {g.Random(g.Input(0), value, unit)},
+                                           {{"data_format", AttrValue::String(format)}}});
+                        return cases;
+                      },
+                      kReduction, ""};
   for (const char* op : {"Softmax", "LogSoftmax"})
     t[op] = {[](Gen& g) {
                std::vector<Case> cases;
@@ -664,7 +658,6 @@ std::map<std::string, OpEntry> BuildTable() {
              kTranscendental, ""};
 
   // Reductions and linear algebra.
-  const Range unit{0, 1, -10, 10};
   t["Sum"] = Reduce(unit, kReduction);
   t["Mean"] = Reduce(unit, kReduction);
   t["Max"] = Reduce(any, kExact);
@@ -676,6 +669,7 @@ std::map<std::string, OpEntry> BuildTable() {
   t["BatchMatMulV2"] = BatchMatMul();
   t["MatrixInverse"] = Linalg(true);
   t["MatrixDeterminant"] = Linalg(false);
+  AddGradientOpCases(&t);
 
   // Not compared, and why.
   const char* random = "random: the values drawn are not specified to match across devices";
@@ -685,10 +679,17 @@ std::map<std::string, OpEntry> BuildTable() {
   t["Assert"] = Skip("a check with no output values to compare");
   t["Print"] = Skip("logs its inputs to standard error as a side effect");
   for (const char* op : {"SaveV2", "RestoreV2"}) t[op] = Skip("reads or writes files on the host");
+  AddNnOpCases(t);
   return t;
 }
 
 }  // namespace
+
+const std::vector<TensorShape>& UnaryShapes() {
+  static const std::vector<TensorShape> shapes = {{},    {0},       {1},       {7},     {33},
+                                                  {257}, {4, 5, 3}, {3, 0, 2}, {kLarge}};
+  return shapes;
+}
 
 DataType Gen::Type(const std::string& arg) const {
   for (const ArgDef& a : op_->input_arg)

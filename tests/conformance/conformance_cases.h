@@ -40,6 +40,21 @@ struct Range {
   double step = 0;  // > 0: floating values are rounded to multiples of it (so that ties occur)
 };
 
+// The tolerance classes (the table at the top of conformance_cases.cc says which ops use which).
+inline constexpr Tolerance kExact{true, 0, 0};
+inline constexpr Tolerance kArithmetic{false, 1e-5, 1e-6};
+inline constexpr Tolerance kTranscendental{false, 1e-4, 1e-6};
+inline constexpr Tolerance kReduction{false, 1e-4, 1e-5};
+inline constexpr Tolerance kMatMul{false, 1e-4, 2e-3};
+inline constexpr Tolerance kLinalg{false, 1e-3, 1e-4};
+
+// The size of the large cases: 2^20 elements.
+inline constexpr int64_t kLarge = int64_t{1} << 20;
+
+// The shapes of the element-wise cases: a scalar, empty tensors, sizes 1, 7, 33 and 257, and
+// kLarge elements.
+const std::vector<TensorShape>& UnaryShapes();
+
 struct Case {
   std::string name;            // "x=[4,1,3] y=[5,1]": what the case covers
   std::vector<Tensor> inputs;  // host tensors, in the op's input order
@@ -83,6 +98,12 @@ struct OpEntry {
 // By op name. Every op whose kernels a device registers must have an entry (or take reference
 // or resource arguments, which the kernel-level harness cannot feed).
 const std::map<std::string, OpEntry>& ConformanceTable();
+
+// Adds the entries of the ops-nn plugin's BiasAddGrad, activation, loss, batch-normalization and
+// metric ops (nn_op_cases.cc) to `table`.
+void AddNnOpCases(std::map<std::string, OpEntry>& table);
+// Adds the cases of the ops that gradient functions use (gradient_cases.cc).
+void AddGradientOpCases(std::map<std::string, OpEntry>* table);
 
 // Element `i` of a numeric host tensor as a double (half and bfloat16 decoded).
 double ElementAsDouble(const Tensor& t, int64_t i);

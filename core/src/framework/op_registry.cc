@@ -281,6 +281,7 @@ void RegisterStandardOps(OpRegistry* registry) {
   internal::RegisterDebugOps(registry);
   internal::RegisterIoOps(registry);
   internal::RegisterTrainingOps(registry);
+  internal::RegisterGradientOps(registry);
 }
 
 }  // namespace cfx

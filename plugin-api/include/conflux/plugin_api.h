@@ -369,7 +369,9 @@ typedef struct cfx_host_api {
                                       cfx_status* s);
   void (*variable_lock)(cfx_variable* v, int exclusive);
   void (*variable_unlock)(cfx_variable* v, int exclusive);
-  /* The value (borrowed; valid while locked), or NULL when uninitialized. */
+  /* The value (borrowed; valid while locked), or NULL when uninitialized. The handle is the
+   * variable's own tensor: the same on every call for one variable while it lives, and
+   * different for different variables (kernels order their locks by it). */
   const cfx_tensor* (*variable_tensor)(cfx_variable* v);
   /* Before an in-place update under an exclusive lock: makes the variable the only holder of its
    * buffer (copying it when a reader still shares it) and returns the value (borrowed). */

@@ -11,6 +11,7 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   RegisterSliceKernels(p);
   RegisterTransposeKernels(p);
   RegisterGatherKernels(p);
+  RegisterGradientArrayKernels(p);
 }
 
 }  // namespace cfx::cpu

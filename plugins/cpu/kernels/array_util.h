@@ -25,6 +25,7 @@ void RegisterConcatKernels(sdk::Plugin& p);     // array_concat.cc
 void RegisterSliceKernels(sdk::Plugin& p);      // array_slice.cc
 void RegisterTransposeKernels(sdk::Plugin& p);  // array_transpose.cc
 void RegisterGatherKernels(sdk::Plugin& p);     // array_gather.cc
+void RegisterGradientArrayKernels(sdk::Plugin& p);  // array_gradient.cc
 
 
 // Every dtype whose elements are plain bytes (kernels may memcpy them).

@@ -1,4 +1,5 @@
-// Const, Identity and NoOp on CPU.
+// Const, Identity, NoOp, and StopGradient and PreventGradient (identities to the forward pass;
+// they matter only to gradient construction) on CPU.
 #include "kernels/kernels.h"
 
 namespace cfx::cpu {
@@ -37,6 +38,8 @@ class NoOpKernel {
 void RegisterBasicKernels(sdk::Plugin& p) {
   p.Kernel<ConstKernel>("Const", "CPU").Inexpensive();
   p.Kernel<IdentityKernel>("Identity", "CPU").Inexpensive();
+  p.Kernel<IdentityKernel>("StopGradient", "CPU").Inexpensive();
+  p.Kernel<IdentityKernel>("PreventGradient", "CPU").Inexpensive();
   p.Kernel<NoOpKernel>("NoOp", "CPU").Inexpensive();
 }
 

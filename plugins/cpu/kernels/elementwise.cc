@@ -9,6 +9,7 @@ void RegisterUnaryMathKernels(sdk::Plugin& p);         // elementwise_unary.cc
 void RegisterComparisonKernels(sdk::Plugin& p);        // elementwise_compare.cc (and logical)
 void RegisterCastKernels(sdk::Plugin& p);              // elementwise_cast.cc
 void RegisterSelectKernels(sdk::Plugin& p);            // elementwise_select.cc
+void RegisterActivationGradKernels(sdk::Plugin& p);    // elementwise_grad.cc
 
 void RegisterElementwiseKernels(sdk::Plugin& p) {
   RegisterBinaryArithmeticKernels(p);
@@ -16,6 +17,7 @@ void RegisterElementwiseKernels(sdk::Plugin& p) {
   RegisterComparisonKernels(p);
   RegisterCastKernels(p);
   RegisterSelectKernels(p);
+  RegisterActivationGradKernels(p);
 }
 
 }  // namespace cfx::cpu

@@ -7,7 +7,7 @@
 
 namespace cfx::cpu {
 
-void RegisterBasicKernels(sdk::Plugin& p);  // Const, Identity, NoOp
+void RegisterBasicKernels(sdk::Plugin& p);  // Const, Identity, NoOp, StopGradient, ...
 void RegisterElementwiseKernels(
     sdk::Plugin& p);                            // binary, unary, comparison, logical, Cast, Select
 void RegisterArrayKernels(sdk::Plugin& p);      // Reshape, Shape, ConcatV2, Slice, Gather, ...
@@ -20,7 +20,9 @@ void RegisterLinalgKernels(sdk::Plugin& p);     // MatrixInverse, MatrixDetermin
 void RegisterAssertPrintKernels(sdk::Plugin& p);    // Assert, Print
 void RegisterCheckNumericsKernels(sdk::Plugin& p);  // CheckNumerics
 void RegisterCheckpointKernels(sdk::Plugin& p);     // SaveV2, RestoreV2
-void RegisterTrainingKernels(sdk::Plugin& p);  // ApplyGradientDescent and its resource form
+void RegisterTrainingKernels(sdk::Plugin& p);  // (Resource)Apply{GradientDescent, Momentum, Adam,
+                                               // RMSProp}
+void RegisterSegmentKernels(sdk::Plugin& p);   // UnsortedSegmentSum
 
 }  // namespace cfx::cpu
 

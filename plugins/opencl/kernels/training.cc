@@ -4,6 +4,7 @@
 // handle lives in host memory). The update is enqueued while the lock is held; later readers and
 // writers of the variable enqueue after it on the in-order queue, so they see the new value.
 #include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "opencl_runtime.h"
@@ -23,29 +24,31 @@ __kernel void apply_gradient_descent(__global float* var, __global const float* 
 
 // Validates and enqueues var -= alpha * delta (alpha: a device scalar).
 sdk::Status EnqueueGradientDescent(sdk::KernelContext& ctx, const sdk::Tensor& var,
-                                   const sdk::Tensor& alpha, const sdk::Tensor& delta,
-                                   const char* op) {
+                                   const sdk::Tensor& alpha, const sdk::Tensor& delta) {
   if (var.dtype() != CFX_FLOAT)
-    return sdk::InvalidArgument(op, ": the variable holds ", sdk::DTypeName(var.dtype()),
+    return sdk::InvalidArgument("var: the variable holds ", sdk::DTypeName(var.dtype()),
                                 " but T is float");
   if (alpha.dtype() != CFX_FLOAT || delta.dtype() != CFX_FLOAT)
-    return sdk::InvalidArgument(op, ": alpha and delta must be float, got ",
+    return sdk::InvalidArgument("alpha and delta must be float, got ",
                                 sdk::DTypeName(alpha.dtype()), " and ",
                                 sdk::DTypeName(delta.dtype()));
   if (alpha.rank() != 0)
-    return sdk::InvalidArgument(op, ": alpha must be a scalar, got shape ",
+    return sdk::InvalidArgument("alpha must be a scalar, got shape ",
                                 sdk::ShapeString(alpha.shape()));
   if (var.shape() != delta.shape())
-    return sdk::InvalidArgument(op, ": var has shape ", sdk::ShapeString(var.shape()),
+    return sdk::InvalidArgument("var has shape ", sdk::ShapeString(var.shape()),
                                 " and delta has shape ", sdk::ShapeString(delta.shape()),
                                 "; they must be equal");
   const int64_t n = var.num_elements();
   if (n == 0) return sdk::Status();
-  CFX_SDK_ASSIGN_OR_RETURN(KernelFunction* k,
+  CFX_SDK_ASSIGN_OR_RETURN(KernelFunction * k,
                            GetKernel(ctx.device(), kTraining, "apply_gradient_descent"));
   return Enqueue(ctx, k, Elementwise1D(ctx.device(), n), {Mem(var), Mem(alpha), Mem(delta), n});
 }
 
+// ApplyGradientDescent (a reference input, locked when use_locking) and
+// ResourceApplyGradientDescent (a resource input, always locked): the update is enqueued while the
+// variable is locked (sdk::UpdateVariables).
 class ApplyGradientDescentKernel {
  public:
   sdk::Status Init(const sdk::KernelInit& init) {
@@ -53,40 +56,15 @@ class ApplyGradientDescentKernel {
   }
 
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
-    if (!ctx.input_is_ref(0))
-      return sdk::InvalidArgument(
-          "ApplyGradientDescent: input 0 (var) must be a reference to a variable (from "
-          "VariableV2)");
-    if (use_locking_) ctx.LockRefInput(0);
-    sdk::Status s = EnqueueGradientDescent(ctx, ctx.input(0), ctx.input(1), ctx.input(2),
-                                           "ApplyGradientDescent");
-    if (use_locking_) ctx.UnlockRefInput(0);
-    CFX_SDK_RETURN_IF_ERROR(s);
-    CFX_SDK_RETURN_IF_ERROR(ctx.ForwardRefInput(0, 0));
+    CFX_SDK_RETURN_IF_ERROR(sdk::UpdateVariables(
+        ctx, {{0, "var"}}, use_locking_, [&](const std::vector<sdk::Tensor>& var) {
+          return EnqueueGradientDescent(ctx, var[0], ctx.input(1), ctx.input(2));
+        }));
     return CompleteAsync(ctx, done);
   }
 
  private:
   bool use_locking_ = false;
-};
-
-class ResourceApplyGradientDescentKernel {
- public:
-  sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
-    constexpr const char* kOp = "ResourceApplyGradientDescent";
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Variable var, ctx.InputVariable(0, false));
-    var.Lock(true);
-    sdk::Status s;
-    sdk::Result<sdk::Tensor> value = var.ValueForUpdate(ctx);
-    if (!value.ok()) {
-      s = value.status();
-    } else {
-      s = EnqueueGradientDescent(ctx, value.value(), ctx.input(1), ctx.input(2), kOp);
-    }
-    var.Unlock(true);
-    CFX_SDK_RETURN_IF_ERROR(s);
-    return CompleteAsync(ctx, done);
-  }
 };
 
 }  // namespace
@@ -95,7 +73,7 @@ void RegisterTrainingKernels(sdk::Plugin& p) {
   p.AsyncKernel<ApplyGradientDescentKernel>("ApplyGradientDescent", kDeviceType)
       .TypeConstraint("T", CFX_FLOAT)
       .Inexpensive();
-  p.AsyncKernel<ResourceApplyGradientDescentKernel>("ResourceApplyGradientDescent", kDeviceType)
+  p.AsyncKernel<ApplyGradientDescentKernel>("ResourceApplyGradientDescent", kDeviceType)
       .TypeConstraint("T", CFX_FLOAT)
       .HostMemory("var");
 }

@@ -3,12 +3,13 @@
 //
 // Names, inputs, outputs, attrs, defaults and type lists are TensorFlow's. Shape functions work
 // on partial shapes and use constant inputs where known; the rules themselves (what is valid,
-// what shape results) live in conflux/sdk/shape_rules.h, shared with the kernels so that inference and
-// execution accept the same inputs and report the same errors.
+// what shape results) live in conflux/sdk/shape_rules.h, shared with the kernels so that inference
+// and execution accept the same inputs and report the same errors.
 #include <optional>
 
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
+#include "framework/ops/shape_fn_util.h"
 // Header-only, standard library only; to move to plugin-api/include/conflux/sdk/ (see there).
 #include "conflux/sdk/shape_rules.h"
 
@@ -18,10 +19,6 @@ namespace {
 using shape_rules::Dims;
 using shape_rules::kUnknown;
 
-Status Rule(const InferenceContext& c, const std::string& error) {
-  return error.empty() ? Status() : c.Error(error);
-}
-
 void SetAllOutputs(InferenceContext& c, const PartialTensorShape& s) {
   for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, s);
 }
@@ -29,36 +26,6 @@ void SetAllOutputs(InferenceContext& c, const PartialTensorShape& s) {
 // Dims of input i, or `rank` unknown dims when its rank is unknown.
 Dims DimsOf(const InferenceContext& c, int i, int rank) {
   return c.input(i).unknown_rank() ? Dims(rank, kUnknown) : c.input(i).dims();
-}
-
-// The values of input i when it is a constant int16/int32/int64 tensor.
-std::optional<Dims> ConstValues(const InferenceContext& c, int i) {
-  const Tensor* t = c.input_tensor(i);
-  if (t == nullptr) return std::nullopt;
-  Dims v(static_cast<size_t>(t->num_elements()));
-  for (int64_t k = 0; k < t->num_elements(); ++k) {
-    switch (t->dtype()) {
-      case DT_INT16:
-        v[k] = t->data<int16_t>()[k];
-        break;
-      case DT_INT32:
-        v[k] = t->data<int32_t>()[k];
-        break;
-      case DT_INT64:
-        v[k] = t->data<int64_t>()[k];
-        break;
-      default:
-        return std::nullopt;
-    }
-  }
-  return v;
-}
-
-// The value of input i when it is a constant with one element.
-std::optional<int64_t> ConstScalar(const InferenceContext& c, int i) {
-  std::optional<Dims> v = ConstValues(c, i);
-  if (!v || v->size() != 1) return std::nullopt;
-  return (*v)[0];
 }
 
 // The length of vector input i when known, else -1.
@@ -83,7 +50,7 @@ Status ReshapeShapeFn(InferenceContext& c) {
     return Status();
   }
   Dims out;
-  CFX_RETURN_IF_ERROR(Rule(c, shape_rules::ReshapeShape(DimsOf(c, 0, 1), *requested, &out)));
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::ReshapeShape(DimsOf(c, 0, 1), *requested, &out)));
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
@@ -97,7 +64,7 @@ Status FillShapeFn(InferenceContext& c) {
   CFX_RETURN_IF_ERROR(CheckVector(c, 0));
   CFX_RETURN_IF_ERROR(CheckScalar(c, 1));
   if (std::optional<Dims> dims = ConstValues(c, 0)) {
-    CFX_RETURN_IF_ERROR(Rule(c, shape_rules::CheckNonNegative(*dims, "dims")));
+    CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::CheckNonNegative(*dims, "dims")));
     c.set_output(0, PartialTensorShape(*dims));
     return Status();
   }
@@ -111,7 +78,7 @@ Status TransposeShapeFn(InferenceContext& c) {
   const int64_t rank = c.input(0).unknown_rank() ? VectorLength(c, 1) : c.input(0).rank();
   if (std::optional<Dims> perm = ConstValues(c, 1)) {
     Dims out;
-    CFX_RETURN_IF_ERROR(Rule(
+    CFX_RETURN_IF_ERROR(RuleStatus(
         c, shape_rules::TransposeShape(DimsOf(c, 0, static_cast<int>(perm->size())), *perm, &out)));
     c.set_output(0, PartialTensorShape(out));
   } else if (rank >= 0) {
@@ -136,7 +103,7 @@ Status ConcatV2ShapeFn(InferenceContext& c) {
   std::vector<Dims> shapes;
   for (int k = 0; k < n; ++k) shapes.push_back(DimsOf(c, k, rank));
   Dims out;
-  CFX_RETURN_IF_ERROR(Rule(c, shape_rules::ConcatShape(shapes, &*axis, &out)));
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::ConcatShape(shapes, &*axis, &out)));
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
@@ -159,8 +126,8 @@ Status SliceShapeFn(InferenceContext& c) {
   // With begin unknown, begin = 0 still checks what it can, and size -1 leaves a dim unknown.
   const Dims in = DimsOf(c, 0, static_cast<int>(rank));
   Dims out;
-  CFX_RETURN_IF_ERROR(
-      Rule(c, shape_rules::SliceShape(in, begin ? *begin : Dims(size->size(), 0), *size, &out)));
+  CFX_RETURN_IF_ERROR(RuleStatus(
+      c, shape_rules::SliceShape(in, begin ? *begin : Dims(size->size(), 0), *size, &out)));
   for (size_t i = 0; !begin && i < out.size(); ++i)
     if ((*size)[i] == -1) out[i] = kUnknown;
   c.set_output(0, PartialTensorShape(out));
@@ -199,7 +166,7 @@ Status StridedSliceShapeFn(InferenceContext& c) {
   shape_rules::StridedSliceDense dense;
   Dims out;
   CFX_RETURN_IF_ERROR(
-      Rule(c, shape_rules::StridedSliceShape(c.input(0).dims(), spec, &dense, &out)));
+      RuleStatus(c, shape_rules::StridedSliceShape(c.input(0).dims(), spec, &dense, &out)));
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
@@ -213,7 +180,8 @@ Status SplitShapeFn(InferenceContext& c) {
     return Status();
   }
   Dims piece;
-  CFX_RETURN_IF_ERROR(Rule(c, shape_rules::SplitShape(in.dims(), &*axis, c.num_outputs(), &piece)));
+  CFX_RETURN_IF_ERROR(
+      RuleStatus(c, shape_rules::SplitShape(in.dims(), &*axis, c.num_outputs(), &piece)));
   SetAllOutputs(c, PartialTensorShape(piece));
   return Status();
 }
@@ -229,7 +197,7 @@ Status PackShapeFn(InferenceContext& c) {
     return Status();
   }
   Dims out;
-  CFX_RETURN_IF_ERROR(Rule(c, shape_rules::PackShape(known, c.num_inputs(), &axis, &out)));
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::PackShape(known, c.num_inputs(), &axis, &out)));
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
@@ -243,7 +211,7 @@ Status UnpackShapeFn(InferenceContext& c) {
   }
   Dims piece;
   CFX_RETURN_IF_ERROR(
-      Rule(c, shape_rules::UnpackShape(c.input(0).dims(), &axis, c.num_outputs(), &piece)));
+      RuleStatus(c, shape_rules::UnpackShape(c.input(0).dims(), &axis, c.num_outputs(), &piece)));
   SetAllOutputs(c, PartialTensorShape(piece));
   return Status();
 }
@@ -260,7 +228,7 @@ Status ExpandDimsShapeFn(InferenceContext& c) {
     return Status();
   }
   Dims out;
-  CFX_RETURN_IF_ERROR(Rule(c, shape_rules::ExpandDimsShape(in.dims(), *axis, &out)));
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::ExpandDimsShape(in.dims(), *axis, &out)));
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
@@ -274,8 +242,8 @@ Status SqueezeShapeFn(InferenceContext& c) {
   }
   Dims out;
   bool rank_unknown = false;
-  CFX_RETURN_IF_ERROR(
-      Rule(c, shape_rules::SqueezeShape(c.input(0).dims(), squeeze_dims, &out, &rank_unknown)));
+  CFX_RETURN_IF_ERROR(RuleStatus(
+      c, shape_rules::SqueezeShape(c.input(0).dims(), squeeze_dims, &out, &rank_unknown)));
   c.set_output(0, rank_unknown ? PartialTensorShape::UnknownRank() : PartialTensorShape(out));
   return Status();
 }
@@ -290,7 +258,7 @@ Status TileShapeFn(InferenceContext& c) {
     return Status();
   }
   Dims out;
-  CFX_RETURN_IF_ERROR(Rule(
+  CFX_RETURN_IF_ERROR(RuleStatus(
       c,
       shape_rules::TileShape(DimsOf(c, 0, static_cast<int>(multiples->size())), *multiples, &out)));
   c.set_output(0, PartialTensorShape(out));
@@ -318,8 +286,8 @@ Status GatherV2ShapeFn(InferenceContext& c) {
   }
   Dims out;
   shape_rules::GatherSizes sizes;
-  CFX_RETURN_IF_ERROR(Rule(c, shape_rules::GatherShape(params.dims(), indices.dims(), &*axis,
-                                                       &batch_dims, &out, &sizes)));
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::GatherShape(params.dims(), indices.dims(), &*axis,
+                                                             &batch_dims, &out, &sizes)));
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
@@ -331,8 +299,8 @@ Status RangeShapeFn(InferenceContext& c) {
   if (start == nullptr || limit == nullptr || delta == nullptr) return Status();
   int64_t size = 0;
   auto count = [&]<typename T>() {
-    return Rule(c,
-                shape_rules::RangeSize(start->at<T>(0), limit->at<T>(0), delta->at<T>(0), &size));
+    return RuleStatus(
+        c, shape_rules::RangeSize(start->at<T>(0), limit->at<T>(0), delta->at<T>(0), &size));
   };
   Status s;
   switch (start->dtype()) {

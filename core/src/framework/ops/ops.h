@@ -19,7 +19,11 @@ void RegisterRandomOps(OpRegistry* r);       // RandomUniform, RandomStandardNor
 void RegisterLinalgOps(OpRegistry* r);       // MatrixInverse, MatrixDeterminant, BatchMatMulV2
 void RegisterDebugOps(OpRegistry* r);        // Assert, Print, CheckNumerics
 void RegisterIoOps(OpRegistry* r);           // SaveV2, RestoreV2
-void RegisterTrainingOps(OpRegistry* r);     // ApplyGradientDescent, ResourceApplyGradientDescent
+void RegisterTrainingOps(OpRegistry* r);     // (Resource)Apply{GradientDescent, Momentum, Adam,
+                                             // RMSProp}
+void RegisterGradientOps(OpRegistry* r);     // ReluGrad, SigmoidGrad, ..., BroadcastGradientArgs,
+                                             // BroadcastTo, InvertPermutation, StopGradient,
+                                             // PreventGradient, UnsortedSegmentSum
 
 }  // namespace cfx::internal
 

@@ -1,0 +1,168 @@
+// Ops that gradient functions build graphs from (they are ordinary ops, usable anywhere):
+// ReluGrad, SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad, BroadcastGradientArgs,
+// BroadcastTo, InvertPermutation, StopGradient, PreventGradient and UnsortedSegmentSum.
+// Names, arguments, attrs, defaults and type lists are TensorFlow's; the shape rules shared with
+// the kernels live in conflux/sdk/gradient_shape_rules.h.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conflux/sdk/gradient_shape_rules.h"
+#include "conflux/shape_inference.h"
+#include "framework/ops/ops.h"
+#include "framework/ops/shape_fn_util.h"
+
+namespace cfx::internal {
+namespace {
+
+using shape_rules::Dims;
+using shape_rules::kUnknown;
+
+// Both inputs have one shape, the output's (TensorFlow's MergeBothInputsShapeFn).
+Status MergeBothInputsShape(InferenceContext& c) {
+  auto merged = c.input(0).Merge(c.input(1));
+  if (!merged.ok())
+    return c.Error(c.op().input_arg[0].name + " has shape " + c.input(0).ToString() + " and " +
+                   c.op().input_arg[1].name + " has shape " + c.input(1).ToString() +
+                   "; they must be equal");
+  c.set_output(0, *merged);
+  return Status();
+}
+
+// r0 and r1 are vectors, of known length when s0 and s1 are constants.
+Status BroadcastGradientArgsShape(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(c.WithRank(0, 1).status());
+  CFX_RETURN_IF_ERROR(c.WithRank(1, 1).status());
+  std::optional<Dims> s0 = ConstValues(c, 0), s1 = ConstValues(c, 1);
+  if (!s0 || !s1) {
+    c.set_output(0, PartialTensorShape(Dims{kUnknown}));
+    c.set_output(1, PartialTensorShape(Dims{kUnknown}));
+    return Status();
+  }
+  Dims r0, r1;
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::BroadcastGradientArgs(*s0, *s1, &r0, &r1)));
+  c.set_output(0, PartialTensorShape(Dims{static_cast<int64_t>(r0.size())}));
+  c.set_output(1, PartialTensorShape(Dims{static_cast<int64_t>(r1.size())}));
+  return Status();
+}
+
+Status BroadcastToShape(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(c.WithRank(1, 1).status());
+  CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, c.MakeShapeFromInput(1));
+  if (shape.unknown_rank() || c.input(0).unknown_rank()) {
+    c.set_output(0, shape);
+    return Status();
+  }
+  Dims out;
+  CFX_RETURN_IF_ERROR(
+      RuleStatus(c, shape_rules::BroadcastToShape(c.input(0).dims(), shape.dims(), &out)));
+  c.set_output(0, PartialTensorShape(out));
+  return Status();
+}
+
+Status InvertPermutationShape(InferenceContext& c) {
+  CFX_ASSIGN_OR_RETURN(PartialTensorShape x, c.WithRank(0, 1));
+  c.set_output(0, x);
+  return Status();
+}
+
+Status UnsortedSegmentSumShape(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(c.WithRank(2, 0).status());
+  if (c.input(1).unknown_rank()) {
+    c.set_output(0, PartialTensorShape::UnknownRank());
+    return Status();
+  }
+  int64_t num_segments = kUnknown;
+  if (std::optional<int64_t> v = ConstScalar(c, 2)) num_segments = *v;
+  if (c.input(0).unknown_rank()) {
+    c.set_output(0, PartialTensorShape::UnknownRank());
+    return Status();
+  }
+  Dims out;
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::UnsortedSegmentShape(
+                                        c.input(0).dims(), c.input(1).dims(), num_segments, &out)));
+  c.set_output(0, PartialTensorShape(out));
+  return Status();
+}
+
+// "y: T, dy: T -> z: T", TensorFlow's gradients of unary ops written in terms of their output y.
+OpDefBuilder UnaryGradOp(const char* name) {
+  OpDefBuilder b(name);
+  b.Input("y: T")
+      .Input("dy: T")
+      .Output("z: T")
+      .Attr("T: {bfloat16, half, float, double, complex64, complex128}")
+      .SetShapeFn(MergeBothInputsShape);
+  return b;
+}
+
+}  // namespace
+
+void RegisterGradientOps(OpRegistry* r) {
+  r->RegisterOrDie(OpDefBuilder("ReluGrad")
+                       .Input("gradients: T")
+                       .Input("features: T")
+                       .Output("backprops: T")
+                       .Attr("T: realnumbertype")
+                       .SetShapeFn(MergeBothInputsShape)
+                       .Summary("gradients * (features > 0): the gradient of Relu."));
+  r->RegisterOrDie(
+      UnaryGradOp("SigmoidGrad").Summary("dy * y * (1 - y): the gradient of y = Sigmoid(x)."));
+  r->RegisterOrDie(
+      UnaryGradOp("TanhGrad").Summary("dy * (1 - y * y): the gradient of y = Tanh(x)."));
+  r->RegisterOrDie(UnaryGradOp("SqrtGrad").Summary("0.5 * dy / y: the gradient of y = Sqrt(x)."));
+  r->RegisterOrDie(
+      UnaryGradOp("RsqrtGrad").Summary("-0.5 * dy * y^3: the gradient of y = Rsqrt(x)."));
+  r->RegisterOrDie(
+      UnaryGradOp("ReciprocalGrad").Summary("-dy * y * y: the gradient of y = Reciprocal(x)."));
+  r->RegisterOrDie(OpDefBuilder("BroadcastGradientArgs")
+                       .Input("s0: T")
+                       .Input("s1: T")
+                       .Output("r0: T")
+                       .Output("r1: T")
+                       .Attr("T: {int32, int64} = DT_INT32")
+                       .SetShapeFn(BroadcastGradientArgsShape)
+                       .Summary("The dimensions to sum the gradient of s0 op s1 (broadcast) over "
+                                "for each operand."));
+  r->RegisterOrDie(OpDefBuilder("BroadcastTo")
+                       .Input("input: T")
+                       .Input("shape: Tidx")
+                       .Output("output: T")
+                       .Attr("T: type")
+                       .Attr("Tidx: {int32, int64} = DT_INT32")
+                       .SetShapeFn(BroadcastToShape)
+                       .Summary("`input` broadcast NumPy-style to `shape`."));
+  r->RegisterOrDie(OpDefBuilder("InvertPermutation")
+                       .Input("x: T")
+                       .Output("y: T")
+                       .Attr("T: {int32, int64} = DT_INT32")
+                       .SetShapeFn(InvertPermutationShape)
+                       .Summary("The inverse permutation: y[x[i]] = i."));
+  r->RegisterOrDie(OpDefBuilder("StopGradient")
+                       .Input("input: T")
+                       .Output("output: T")
+                       .Attr("T: type")
+                       .SetShapeFn(UnchangedShape)
+                       .Summary("`input` unchanged; gradients do not flow through it."));
+  r->RegisterOrDie(OpDefBuilder("PreventGradient")
+                       .Input("input: T")
+                       .Output("output: T")
+                       .Attr("T: type")
+                       .Attr("message: string = ''")
+                       .SetShapeFn(UnchangedShape)
+                       .Summary("`input` unchanged; asking for its gradient is an error that "
+                                "shows `message`."));
+  r->RegisterOrDie(OpDefBuilder("UnsortedSegmentSum")
+                       .Input("data: T")
+                       .Input("segment_ids: Tindices")
+                       .Input("num_segments: Tnumsegments")
+                       .Output("output: T")
+                       .Attr("T: numbertype")
+                       .Attr("Tindices: {int32, int64}")
+                       .Attr("Tnumsegments: {int32, int64} = DT_INT32")
+                       .SetShapeFn(UnsortedSegmentSumShape)
+                       .Summary("output[i] = sum of the data[j...] with segment_ids[j...] == i; "
+                                "negative ids are dropped."));
+}
+
+}  // namespace cfx::internal

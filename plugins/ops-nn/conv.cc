@@ -1,0 +1,340 @@
+// Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter (NHWC, filters HWIO), with TensorFlow's
+// op definitions, on oneDNN convolution primitives.
+//
+// Each kernel keeps the primitives it built per input geometry (the shapes of one node rarely
+// change), so a training step pays only for execution. Activations stay in TensorFlow's NHWC
+// layout, which oneDNN's direct convolutions read and write natively; the filter (small) is
+// reordered to and from the blocked layout oneDNN prefers. Executions of one cached primitive are
+// serialized (its scratchpad is shared); different nodes run concurrently.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <vector>
+
+#include "nn_ops.h"
+#include "partial_shapes.h"
+#include "window_geometry.h"
+
+namespace cfx::nn {
+namespace {
+
+using shape_rules::ShapeStr;
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *e;
+}
+
+// Geometry of one convolution: input [n, h, w, c], filter [kh, kw, c, o], output [n, oh, ow, o].
+struct ConvGeometry {
+  int64_t n = 0, c = 0, o = 0;
+  WindowDim h, w;
+  sdk::Shape input() const { return {n, h.in, w.in, c}; }
+  sdk::Shape filter() const { return {h.kernel, w.kernel, c, o}; }
+  sdk::Shape output() const { return {n, h.out, w.out, o}; }
+  std::vector<int64_t> Key() const { return {n, c, o, h.in, w.in, h.kernel, w.kernel}; }
+};
+
+sdk::Status MakeGeometry(const WindowAttrs& a, const sdk::Shape& input, const sdk::Shape& filter,
+                         ConvGeometry* g) {
+  if (input.size() != 4)
+    return sdk::InvalidArgument("input must have rank 4 (NHWC), got shape ", ShapeStr(input));
+  if (filter.size() != 4)
+    return sdk::InvalidArgument("filter must have rank 4 (HWIO), got shape ", ShapeStr(filter));
+  if (input[3] != filter[2])
+    return sdk::InvalidArgument("input has ", input[3], " channels (shape ", ShapeStr(input),
+                                ") but the filter expects ", filter[2], " (shape ",
+                                ShapeStr(filter), ")");
+  g->n = input[0];
+  g->c = input[3];
+  g->o = filter[3];
+  return ComputeWindows(a, input[1], input[2], filter[0], filter[1], &g->h, &g->w);
+}
+
+// The primitives of one geometry.
+struct ConvPrimitives {
+  std::mutex mu;
+  dnnl::convolution_forward::primitive_desc fwd_pd;
+  dnnl::convolution_forward fwd;
+  dnnl::convolution_backward_data::primitive_desc bwd_data_pd;
+  dnnl::convolution_backward_data bwd_data;
+  dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd;
+  dnnl::convolution_backward_weights bwd_weights;
+};
+
+enum class Pass { kForward, kBackwardData, kBackwardWeights };
+
+std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, Pass pass) {
+  auto p = std::make_unique<ConvPrimitives>();
+  const memory::dims src = {g.n, g.c, g.h.in, g.w.in}, wei = {g.o, g.c, g.h.kernel, g.w.kernel},
+                     dst = {g.n, g.o, g.h.out, g.w.out};
+  const memory::dims strides = {g.h.stride, g.w.stride};
+  const memory::dims dilates = {g.h.dilation - 1, g.w.dilation - 1};
+  const memory::dims pad_l = {g.h.pad_before, g.w.pad_before};
+  const memory::dims pad_r = {g.h.pad_after, g.w.pad_after};
+  const auto f32 = memory::data_type::f32;
+  memory::desc src_md(src, f32, Tag::nhwc), dst_md(dst, f32, Tag::nhwc),
+      wei_any(wei, f32, Tag::any);
+  dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
+                                     dnnl::algorithm::convolution_direct, src_md, wei_any, dst_md,
+                                     strides, dilates, pad_l, pad_r);
+  p->fwd_pd = dnnl::convolution_forward::primitive_desc(fd, Engine());
+  if (pass == Pass::kForward) p->fwd = dnnl::convolution_forward(p->fwd_pd);
+  if (pass == Pass::kBackwardData) {
+    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, src_md,
+                                             wei_any, dst_md, strides, dilates, pad_l, pad_r);
+    p->bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(bd, Engine(), p->fwd_pd);
+    p->bwd_data = dnnl::convolution_backward_data(p->bwd_data_pd);
+  }
+  if (pass == Pass::kBackwardWeights) {
+    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, src_md,
+                                                wei_any, dst_md, strides, dilates, pad_l, pad_r);
+    p->bwd_weights_pd =
+        dnnl::convolution_backward_weights::primitive_desc(wd, Engine(), p->fwd_pd);
+    p->bwd_weights = dnnl::convolution_backward_weights(p->bwd_weights_pd);
+  }
+  return p;
+}
+
+// The filter tensor (HWIO) as a oneDNN memory of the layout `want`, reordered when it differs.
+memory FilterAs(const ConvGeometry& g, float* data, const memory::desc& want, dnnl::stream& s) {
+  memory user({{g.o, g.c, g.h.kernel, g.w.kernel}, memory::data_type::f32, Tag::hwio}, Engine(),
+              data);
+  if (want == user.get_desc()) return user;
+  memory m(want, Engine());
+  dnnl::reorder(user, m).execute(s, user, m);
+  return m;
+}
+
+// One convolution node's kernel: its attrs and its cache of primitives per geometry.
+class ConvKernelBase {
+ public:
+  sdk::Status Init(const sdk::KernelInit& init) {
+    return ReadWindowAttrs(init.attrs(), /*conv=*/true, &attrs_);
+  }
+
+ protected:
+  // The cached primitives of `g` for `pass`; a oneDNN failure becomes an error.
+  sdk::Result<ConvPrimitives*> Primitives(const ConvGeometry& g, Pass pass) {
+    std::vector<int64_t> key = g.Key();
+    key.push_back(static_cast<int64_t>(pass));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second.get();
+    try {
+      auto p = BuildPrimitives(g, pass);
+      ConvPrimitives* raw = p.get();
+      cache_.emplace(std::move(key), std::move(p));
+      return raw;
+    } catch (const dnnl::error& e) {
+      return sdk::Internal("oneDNN cannot build a convolution for input ", ShapeStr(g.input()),
+                           " and filter ", ShapeStr(g.filter()), ": ", e.what());
+    }
+  }
+
+  WindowAttrs attrs_;
+
+ private:
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, std::unique_ptr<ConvPrimitives>> cache_;
+};
+
+// Reads a shape from a 1-D int32/int64 tensor of 4 elements (input_sizes, filter_sizes).
+sdk::Status ShapeFromTensor(const sdk::Tensor& t, const char* name, sdk::Shape* out) {
+  if (t.rank() != 1 || t.num_elements() != 4)
+    return sdk::InvalidArgument(name, " must be a vector of 4 elements, got shape ",
+                                ShapeStr(t.shape()));
+  out->resize(4);
+  for (int i = 0; i < 4; ++i) {
+    (*out)[i] = t.dtype() == CFX_INT64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+    if ((*out)[i] < 0) return sdk::InvalidArgument(name, " has a negative dimension");
+  }
+  return sdk::Status();
+}
+
+sdk::Status RunOrError(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const dnnl::error& e) {
+    return sdk::Internal("oneDNN convolution failed: ", e.what());
+  }
+  return sdk::Status();
+}
+
+class Conv2DKernel : public ConvKernelBase {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor input = ctx.input(0), filter = ctx.input(1);
+    ConvGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs_, input.shape(), filter.shape(), &g));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
+    if (out.num_elements() == 0) return sdk::Status();
+    if (input.num_elements() == 0 || filter.num_elements() == 0) {
+      std::fill_n(out.data<float>(), out.num_elements(), 0.0f);
+      return sdk::Status();
+    }
+    CFX_SDK_ASSIGN_OR_RETURN(ConvPrimitives * p, Primitives(g, Pass::kForward));
+    return RunOrError([&] {
+      std::lock_guard<std::mutex> lock(p->mu);
+      dnnl::stream s(Engine());
+      memory src(p->fwd_pd.src_desc(), Engine(), const_cast<float*>(input.data<float>()));
+      memory dst(p->fwd_pd.dst_desc(), Engine(), out.data<float>());
+      memory wei = FilterAs(g, const_cast<float*>(filter.data<float>()), p->fwd_pd.weights_desc(), s);
+      p->fwd.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+      s.wait();
+    });
+  }
+};
+
+class Conv2DBackpropInputKernel : public ConvKernelBase {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor sizes = ctx.input(0), filter = ctx.input(1), grad = ctx.input(2);
+    sdk::Shape input_shape;
+    CFX_SDK_RETURN_IF_ERROR(ShapeFromTensor(sizes, "input_sizes", &input_shape));
+    ConvGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs_, input_shape, filter.shape(), &g));
+    if (grad.shape() != g.output())
+      return sdk::InvalidArgument("out_backprop has shape ", ShapeStr(grad.shape()), " but the ",
+                                  "convolution of ", ShapeStr(input_shape), " by ",
+                                  ShapeStr(filter.shape()), " gives ", ShapeStr(g.output()));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, input_shape));
+    if (out.num_elements() == 0) return sdk::Status();
+    if (grad.num_elements() == 0 || filter.num_elements() == 0) {
+      std::fill_n(out.data<float>(), out.num_elements(), 0.0f);
+      return sdk::Status();
+    }
+    CFX_SDK_ASSIGN_OR_RETURN(ConvPrimitives * p, Primitives(g, Pass::kBackwardData));
+    return RunOrError([&] {
+      std::lock_guard<std::mutex> lock(p->mu);
+      dnnl::stream s(Engine());
+      memory dsrc(p->bwd_data_pd.diff_src_desc(), Engine(), out.data<float>());
+      memory ddst(p->bwd_data_pd.diff_dst_desc(), Engine(), const_cast<float*>(grad.data<float>()));
+      memory wei = FilterAs(g, const_cast<float*>(filter.data<float>()),
+                            p->bwd_data_pd.weights_desc(), s);
+      p->bwd_data.execute(s, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei},
+                              {DNNL_ARG_DIFF_DST, ddst}});
+      s.wait();
+    });
+  }
+};
+
+class Conv2DBackpropFilterKernel : public ConvKernelBase {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor input = ctx.input(0), sizes = ctx.input(1), grad = ctx.input(2);
+    sdk::Shape filter_shape;
+    CFX_SDK_RETURN_IF_ERROR(ShapeFromTensor(sizes, "filter_sizes", &filter_shape));
+    ConvGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs_, input.shape(), filter_shape, &g));
+    if (grad.shape() != g.output())
+      return sdk::InvalidArgument("out_backprop has shape ", ShapeStr(grad.shape()), " but the ",
+                                  "convolution of ", ShapeStr(input.shape()), " by ",
+                                  ShapeStr(filter_shape), " gives ", ShapeStr(g.output()));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, filter_shape));
+    if (out.num_elements() == 0) return sdk::Status();
+    if (grad.num_elements() == 0 || input.num_elements() == 0) {
+      std::fill_n(out.data<float>(), out.num_elements(), 0.0f);
+      return sdk::Status();
+    }
+    CFX_SDK_ASSIGN_OR_RETURN(ConvPrimitives * p, Primitives(g, Pass::kBackwardWeights));
+    return RunOrError([&] {
+      std::lock_guard<std::mutex> lock(p->mu);
+      dnnl::stream s(Engine());
+      memory src(p->bwd_weights_pd.src_desc(), Engine(), const_cast<float*>(input.data<float>()));
+      memory ddst(p->bwd_weights_pd.diff_dst_desc(), Engine(),
+                  const_cast<float*>(grad.data<float>()));
+      memory user({{g.o, g.c, g.h.kernel, g.w.kernel}, memory::data_type::f32, Tag::hwio},
+                  Engine(), out.data<float>());
+      const memory::desc want = p->bwd_weights_pd.diff_weights_desc();
+      memory dwei = want == user.get_desc() ? user : memory(want, Engine());
+      p->bwd_weights.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst},
+                                 {DNNL_ARG_DIFF_WEIGHTS, dwei}});
+      if (!(want == user.get_desc())) dnnl::reorder(dwei, user).execute(s, dwei, user);
+      s.wait();
+    });
+  }
+};
+
+// ---- Shape functions.
+
+sdk::Status ConvOutputShape(sdk::ShapeContext& c, const sdk::PartialShape& input,
+                            const sdk::PartialShape& filter) {
+  WindowAttrs a;
+  CFX_SDK_RETURN_IF_ERROR(ReadWindowAttrs(c.attrs(), true, &a));
+  sdk::PartialShape in, f;
+  CFX_SDK_RETURN_IF_ERROR(WithRank(input, 4, "input", &in));
+  CFX_SDK_RETURN_IF_ERROR(WithRank(filter, 4, "filter", &f));
+  if (in.dims[3] >= 0 && f.dims[2] >= 0 && in.dims[3] != f.dims[2])
+    return sdk::InvalidArgument("input has ", in.dims[3], " channels (shape ", ShapeStr(in.dims),
+                                ") but the filter expects ", f.dims[2], " (shape ",
+                                ShapeStr(f.dims), ")");
+  WindowDim h, w;
+  const int64_t kh = f.dims[0] >= 0 ? f.dims[0] : 1, kw = f.dims[1] >= 0 ? f.dims[1] : 1;
+  CFX_SDK_RETURN_IF_ERROR(ComputeWindows(a, in.dims[1], in.dims[2], kh, kw, &h, &w));
+  if (f.dims[0] < 0) h.out = sdk::kUnknown;
+  if (f.dims[1] < 0) w.out = sdk::kUnknown;
+  c.set_output(0, KnownShape({in.dims[0], h.out, w.out, f.dims[3]}));
+  return sdk::Status();
+}
+
+sdk::Status Conv2DShape(sdk::ShapeContext& c) { return ConvOutputShape(c, c.input(0), c.input(1)); }
+
+// Backprop outputs take the shape given by their *_sizes input when it is a constant.
+sdk::Status SizesShape(sdk::ShapeContext& c, int sizes_input) {
+  sdk::Tensor t = c.input_tensor(sizes_input);
+  if (t.valid()) {
+    sdk::Shape s;
+    CFX_SDK_RETURN_IF_ERROR(ShapeFromTensor(t, sizes_input == 0 ? "input_sizes" : "filter_sizes", &s));
+    c.set_output(0, KnownShape(s));
+  } else {
+    c.set_output(0, UnknownDims(4));
+  }
+  return sdk::Status();
+}
+
+sdk::Status BackpropInputShape(sdk::ShapeContext& c) { return SizesShape(c, 0); }
+sdk::Status BackpropFilterShape(sdk::ShapeContext& c) { return SizesShape(c, 1); }
+
+void ConvAttrs(sdk::OpBuilder& b) {
+  b.Attr("T: {half, bfloat16, float, double}")
+      .Attr("strides: list(int)")
+      .Attr("use_cudnn_on_gpu: bool = true")
+      .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+      .Attr("explicit_paddings: list(int) = []")
+      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+      .Attr("dilations: list(int) = [1, 1, 1, 1]");
+}
+
+}  // namespace
+
+void RegisterConvOps(sdk::Plugin& p) {
+  ConvAttrs(p.Op("Conv2D").Input("input: T").Input("filter: T").Output("output: T")
+                .ShapeFn<&Conv2DShape>());
+  ConvAttrs(p.Op("Conv2DBackpropInput")
+                .Input("input_sizes: int32")
+                .Input("filter: T")
+                .Input("out_backprop: T")
+                .Output("output: T")
+                .ShapeFn<&BackpropInputShape>());
+  ConvAttrs(p.Op("Conv2DBackpropFilter")
+                .Input("input: T")
+                .Input("filter_sizes: int32")
+                .Input("out_backprop: T")
+                .Output("output: T")
+                .ShapeFn<&BackpropFilterShape>());
+  p.Kernel<Conv2DKernel>("Conv2D", "CPU").TypeConstraint<float>("T");
+  p.Kernel<Conv2DBackpropInputKernel>("Conv2DBackpropInput", "CPU")
+      .TypeConstraint<float>("T")
+      .HostMemory("input_sizes");
+  p.Kernel<Conv2DBackpropFilterKernel>("Conv2DBackpropFilter", "CPU")
+      .TypeConstraint<float>("T")
+      .HostMemory("filter_sizes");
+}
+
+}  // namespace cfx::nn

@@ -1,0 +1,303 @@
+// MaxPool, MaxPoolGrad, AvgPool and AvgPoolGrad (NHWC), with TensorFlow's op definitions.
+//
+// Direct loops: for each output position, the window's rows are walked with the channels as the
+// contiguous inner loop, which vectorizes in NHWC. Images are independent and spread over the
+// intra-op pool. Rules as in TensorFlow: padding never wins a max (padded positions are skipped),
+// AvgPool divides by the number of real (unpadded) elements in the window, and MaxPoolGrad gives
+// each output's gradient to the first maximum of its window in row-major order (the forward
+// maxima are recomputed from orig_input; orig_output is checked for shape only).
+#include <limits>
+#include <vector>
+
+#include "nn_ops.h"
+#include "partial_shapes.h"
+#include "window_geometry.h"
+
+namespace cfx::nn {
+namespace {
+
+using shape_rules::ShapeStr;
+
+struct PoolGeometry {
+  int64_t n = 0, c = 0;
+  WindowDim h, w;
+  sdk::Shape input() const { return {n, h.in, w.in, c}; }
+  sdk::Shape output() const { return {n, h.out, w.out, c}; }
+};
+
+struct PoolAttrs {
+  WindowAttrs window;
+  int64_t kernel_h = 1, kernel_w = 1;
+};
+
+sdk::Status ReadPoolAttrs(const sdk::Attrs& a, PoolAttrs* p) {
+  CFX_SDK_RETURN_IF_ERROR(ReadWindowAttrs(a, /*conv=*/false, &p->window));
+  return ReadNhwcList(a, "ksize", true, &p->kernel_h, &p->kernel_w);
+}
+
+sdk::Status MakeGeometry(const PoolAttrs& a, const sdk::Shape& input, PoolGeometry* g) {
+  if (input.size() != 4)
+    return sdk::InvalidArgument("input must have rank 4 (NHWC), got shape ", ShapeStr(input));
+  g->n = input[0];
+  g->c = input[3];
+  return ComputeWindows(a.window, input[1], input[2], a.kernel_h, a.kernel_w, &g->h, &g->w);
+}
+
+// The window of output (oh, ow): rows [h0, h1) and columns [w0, w1) of the input, clipped.
+struct Window {
+  int64_t h0, h1, w0, w1;
+};
+
+Window WindowAt(const PoolGeometry& g, int64_t oh, int64_t ow) {
+  Window win;
+  win.h0 = oh * g.h.stride - g.h.pad_before;
+  win.w0 = ow * g.w.stride - g.w.pad_before;
+  win.h1 = std::min(win.h0 + g.h.kernel, g.h.in);
+  win.w1 = std::min(win.w0 + g.w.kernel, g.w.in);
+  win.h0 = std::max<int64_t>(win.h0, 0);
+  win.w0 = std::max<int64_t>(win.w0, 0);
+  return win;
+}
+
+// Runs fn(image) for every image of the batch on the intra-op pool.
+template <typename Fn>
+void ForEachImage(sdk::KernelContext& ctx, const PoolGeometry& g, Fn&& fn) {
+  const int64_t cost = g.h.out * g.w.out * g.c * g.h.kernel * g.w.kernel;
+  ctx.ParallelFor(g.n, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
+template <typename T>
+class PoolKernelBase {
+ public:
+  sdk::Status Init(const sdk::KernelInit& init) { return ReadPoolAttrs(init.attrs(), &attrs_); }
+
+ protected:
+  PoolAttrs attrs_;
+};
+
+template <typename T>
+class MaxPoolKernel : public PoolKernelBase<T> {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor input = ctx.input(0);
+    PoolGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(this->attrs_, input.shape(), &g));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
+    const T* x = input.data<T>();
+    T* y = out.data<T>();
+    const int64_t c = g.c;
+    ForEachImage(ctx, g, [&](int64_t i) {
+      const T* img = x + i * g.h.in * g.w.in * c;
+      T* o = y + i * g.h.out * g.w.out * c;
+      for (int64_t oh = 0; oh < g.h.out; ++oh)
+        for (int64_t ow = 0; ow < g.w.out; ++ow, o += c) {
+          const Window win = WindowAt(g, oh, ow);
+          for (int64_t k = 0; k < c; ++k) o[k] = std::numeric_limits<T>::lowest();
+          for (int64_t ih = win.h0; ih < win.h1; ++ih)
+            for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+              const T* p = img + (ih * g.w.in + iw) * c;
+              for (int64_t k = 0; k < c; ++k) o[k] = p[k] > o[k] ? p[k] : o[k];
+            }
+        }
+    });
+    return sdk::Status();
+  }
+};
+
+template <typename T>
+class MaxPoolGradKernel : public PoolKernelBase<T> {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor input = ctx.input(0), output = ctx.input(1), grad = ctx.input(2);
+    PoolGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(this->attrs_, input.shape(), &g));
+    if (output.shape() != g.output() || grad.shape() != g.output())
+      return sdk::InvalidArgument("orig_output (", ShapeStr(output.shape()), ") and grad (",
+                                  ShapeStr(grad.shape()), ") must have the pooled shape ",
+                                  ShapeStr(g.output()), " of orig_input ",
+                                  ShapeStr(input.shape()));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.input()));
+    const T* x = input.data<T>();
+    const T* dy = grad.data<T>();
+    T* dx = out.data<T>();
+    const int64_t c = g.c;
+    ForEachImage(ctx, g, [&](int64_t i) {
+      const T* img = x + i * g.h.in * g.w.in * c;
+      const T* gi = dy + i * g.h.out * g.w.out * c;
+      T* di = dx + i * g.h.in * g.w.in * c;
+      std::fill_n(di, g.h.in * g.w.in * c, T(0));
+      std::vector<T> best(c);
+      std::vector<int64_t> where(c);
+      for (int64_t oh = 0; oh < g.h.out; ++oh)
+        for (int64_t ow = 0; ow < g.w.out; ++ow, gi += c) {
+          const Window win = WindowAt(g, oh, ow);
+          std::fill(best.begin(), best.end(), std::numeric_limits<T>::lowest());
+          std::fill(where.begin(), where.end(), -1);
+          for (int64_t ih = win.h0; ih < win.h1; ++ih)
+            for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+              const int64_t pos = (ih * g.w.in + iw) * c;
+              for (int64_t k = 0; k < c; ++k)
+                if (img[pos + k] > best[k] || where[k] < 0) {
+                  best[k] = img[pos + k];
+                  where[k] = pos + k;
+                }
+            }
+          for (int64_t k = 0; k < c; ++k)
+            if (where[k] >= 0) di[where[k]] += gi[k];
+        }
+    });
+    return sdk::Status();
+  }
+};
+
+template <typename T>
+class AvgPoolKernel : public PoolKernelBase<T> {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor input = ctx.input(0);
+    PoolGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(this->attrs_, input.shape(), &g));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
+    const T* x = input.data<T>();
+    T* y = out.data<T>();
+    const int64_t c = g.c;
+    ForEachImage(ctx, g, [&](int64_t i) {
+      const T* img = x + i * g.h.in * g.w.in * c;
+      T* o = y + i * g.h.out * g.w.out * c;
+      for (int64_t oh = 0; oh < g.h.out; ++oh)
+        for (int64_t ow = 0; ow < g.w.out; ++ow, o += c) {
+          const Window win = WindowAt(g, oh, ow);
+          std::fill_n(o, c, T(0));
+          for (int64_t ih = win.h0; ih < win.h1; ++ih)
+            for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+              const T* p = img + (ih * g.w.in + iw) * c;
+              for (int64_t k = 0; k < c; ++k) o[k] += p[k];
+            }
+          const T scale = T(1) / static_cast<T>((win.h1 - win.h0) * (win.w1 - win.w0));
+          for (int64_t k = 0; k < c; ++k) o[k] *= scale;
+        }
+    });
+    return sdk::Status();
+  }
+};
+
+template <typename T>
+class AvgPoolGradKernel : public PoolKernelBase<T> {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor sizes = ctx.input(0), grad = ctx.input(1);
+    if (sizes.rank() != 1 || sizes.num_elements() != 4)
+      return sdk::InvalidArgument("orig_input_shape must be a vector of 4 elements, got shape ",
+                                  ShapeStr(sizes.shape()));
+    sdk::Shape input_shape(sizes.data<int32_t>(), sizes.data<int32_t>() + 4);
+    for (int64_t d : input_shape)
+      if (d < 0) return sdk::InvalidArgument("orig_input_shape has a negative dimension");
+    PoolGeometry g;
+    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(this->attrs_, input_shape, &g));
+    if (grad.shape() != g.output())
+      return sdk::InvalidArgument("grad has shape ", ShapeStr(grad.shape()), " but pooling ",
+                                  ShapeStr(input_shape), " gives ", ShapeStr(g.output()));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, input_shape));
+    const T* dy = grad.data<T>();
+    T* dx = out.data<T>();
+    const int64_t c = g.c;
+    ForEachImage(ctx, g, [&](int64_t i) {
+      const T* gi = dy + i * g.h.out * g.w.out * c;
+      T* di = dx + i * g.h.in * g.w.in * c;
+      std::fill_n(di, g.h.in * g.w.in * c, T(0));
+      for (int64_t oh = 0; oh < g.h.out; ++oh)
+        for (int64_t ow = 0; ow < g.w.out; ++ow, gi += c) {
+          const Window win = WindowAt(g, oh, ow);
+          const T scale = T(1) / static_cast<T>((win.h1 - win.h0) * (win.w1 - win.w0));
+          for (int64_t ih = win.h0; ih < win.h1; ++ih)
+            for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+              T* p = di + (ih * g.w.in + iw) * c;
+              for (int64_t k = 0; k < c; ++k) p[k] += gi[k] * scale;
+            }
+        }
+    });
+    return sdk::Status();
+  }
+};
+
+// ---- Shape functions.
+
+sdk::Status PoolOutputShape(sdk::ShapeContext& c, const sdk::PartialShape& input) {
+  PoolAttrs a;
+  CFX_SDK_RETURN_IF_ERROR(ReadPoolAttrs(c.attrs(), &a));
+  sdk::PartialShape in;
+  CFX_SDK_RETURN_IF_ERROR(WithRank(input, 4, "input", &in));
+  WindowDim h, w;
+  CFX_SDK_RETURN_IF_ERROR(ComputeWindows(a.window, in.dims[1], in.dims[2], a.kernel_h, a.kernel_w,
+                                         &h, &w));
+  c.set_output(0, KnownShape({in.dims[0], h.out, w.out, in.dims[3]}));
+  return sdk::Status();
+}
+
+sdk::Status PoolShape(sdk::ShapeContext& c) { return PoolOutputShape(c, c.input(0)); }
+
+sdk::Status MaxPoolGradShape(sdk::ShapeContext& c) {
+  sdk::PartialShape in;
+  CFX_SDK_RETURN_IF_ERROR(WithRank(c.input(0), 4, "orig_input", &in));
+  c.set_output(0, in);
+  return sdk::Status();
+}
+
+sdk::Status AvgPoolGradShape(sdk::ShapeContext& c) {
+  sdk::Tensor t = c.input_tensor(0);
+  if (t.valid() && t.num_elements() == 4) {
+    c.set_output(0, KnownShape(sdk::Shape(t.data<int32_t>(), t.data<int32_t>() + 4)));
+  } else {
+    c.set_output(0, UnknownDims(4));
+  }
+  return sdk::Status();
+}
+
+void PoolAttrsSpec(sdk::OpBuilder& b) {
+  b.Attr("ksize: list(int) >= 4")
+      .Attr("strides: list(int) >= 4")
+      .Attr("padding: {'SAME', 'VALID'}")
+      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+      .Attr("T: {half, bfloat16, float, double} = DT_FLOAT");
+}
+
+template <template <typename> class K>
+void RegisterPoolKernel(sdk::Plugin& p, const char* op, const char* host_arg = nullptr) {
+  auto one = [&](auto tag) {
+    using T = decltype(tag);
+    // The builder registers when its full expression ends: configure it in one expression.
+    if (host_arg != nullptr) {
+      p.Kernel<K<T>>(op, "CPU").template TypeConstraint<T>("T").HostMemory(host_arg);
+    } else {
+      p.Kernel<K<T>>(op, "CPU").template TypeConstraint<T>("T");
+    }
+  };
+  one(float());
+  one(double());
+}
+
+}  // namespace
+
+void RegisterPoolOps(sdk::Plugin& p) {
+  PoolAttrsSpec(p.Op("MaxPool").Input("input: T").Output("output: T").ShapeFn<&PoolShape>());
+  PoolAttrsSpec(p.Op("MaxPoolGrad")
+                    .Input("orig_input: T")
+                    .Input("orig_output: T")
+                    .Input("grad: T")
+                    .Output("output: T")
+                    .ShapeFn<&MaxPoolGradShape>());
+  PoolAttrsSpec(p.Op("AvgPool").Input("value: T").Output("output: T").ShapeFn<&PoolShape>());
+  PoolAttrsSpec(p.Op("AvgPoolGrad")
+                    .Input("orig_input_shape: int32")
+                    .Input("grad: T")
+                    .Output("output: T")
+                    .ShapeFn<&AvgPoolGradShape>());
+  RegisterPoolKernel<MaxPoolKernel>(p, "MaxPool");
+  RegisterPoolKernel<MaxPoolGradKernel>(p, "MaxPoolGrad");
+  RegisterPoolKernel<AvgPoolKernel>(p, "AvgPool");
+  RegisterPoolKernel<AvgPoolGradKernel>(p, "AvgPoolGrad", "orig_input_shape");
+}
+
+}  // namespace cfx::nn

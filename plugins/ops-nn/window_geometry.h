@@ -1,0 +1,144 @@
+// Sliding-window geometry shared by Conv2D, its backprops and the pooling ops (NHWC): TensorFlow's
+// rules for the output size and the padding of SAME, VALID and EXPLICIT windows. Pure: thread-safe.
+//
+//   effective kernel  k' = (k - 1) * dilation + 1
+//   VALID:    out = ceil((in - k' + 1) / stride), no padding
+//   SAME:     out = ceil(in / stride), pad_total = max((out - 1) * stride + k' - in, 0),
+//             pad_before = pad_total / 2 (the extra one goes after)
+//   EXPLICIT: out = (in + before + after - k') / stride + 1, the paddings given
+#ifndef CONFLUX_PLUGINS_OPS_NN_WINDOW_GEOMETRY_H_
+#define CONFLUX_PLUGINS_OPS_NN_WINDOW_GEOMETRY_H_
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "conflux/sdk.h"
+#include "conflux/sdk/shape_rules.h"
+
+namespace cfx::nn {
+
+enum class Padding { kSame, kValid, kExplicit };
+
+// One spatial dimension of a window.
+struct WindowDim {
+  int64_t in = 0, kernel = 1, stride = 1, dilation = 1;
+  int64_t out = 0, pad_before = 0, pad_after = 0;
+};
+
+// The attrs of a 2-D window op (strides, dilations, padding, explicit_paddings, data_format).
+struct WindowAttrs {
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  Padding padding = Padding::kValid;
+  int64_t explicit_pad[4] = {0, 0, 0, 0};  // top, bottom, left, right
+};
+
+inline sdk::Status ReadPadding(const sdk::Attrs& a, Padding* out) {
+  std::string p;
+  CFX_SDK_RETURN_IF_ERROR(a.Get("padding", &p));
+  if (p == "SAME") *out = Padding::kSame;
+  else if (p == "VALID") *out = Padding::kValid;
+  else if (p == "EXPLICIT") *out = Padding::kExplicit;
+  else return sdk::InvalidArgument("padding must be SAME, VALID or EXPLICIT, got \"", p, "\"");
+  return sdk::Status();
+}
+
+// A 4-element NHWC attr (strides, dilations, ksize) whose batch and channel entries must be 1.
+inline sdk::Status ReadNhwcList(const sdk::Attrs& a, const char* name, bool required,
+                                int64_t* h, int64_t* w) {
+  std::vector<int64_t> v;
+  if (!a.Has(name) && !required) return sdk::Status();
+  CFX_SDK_RETURN_IF_ERROR(a.Get(name, &v));
+  if (v.size() != 4)
+    return sdk::InvalidArgument(name, " must have 4 elements (NHWC), got ", v.size());
+  if (v[0] != 1 || v[3] != 1)
+    return sdk::Unimplemented(name, " over the batch or channel dimension is not supported: ",
+                              name, " = [", v[0], ", ", v[1], ", ", v[2], ", ", v[3],
+                              "] must start and end with 1");
+  if (v[1] < 1 || v[2] < 1)
+    return sdk::InvalidArgument(name, " must be positive, got [", v[0], ", ", v[1], ", ", v[2],
+                                ", ", v[3], "]");
+  *h = v[1];
+  *w = v[2];
+  return sdk::Status();
+}
+
+inline sdk::Status ReadNhwcFormat(const sdk::Attrs& a) {
+  std::string f;
+  CFX_SDK_RETURN_IF_ERROR(a.GetOr<std::string>("data_format", &f, "NHWC"));
+  if (f != "NHWC")
+    return sdk::Unimplemented("data_format ", f, " is not supported on CPU; use NHWC");
+  return sdk::Status();
+}
+
+// Reads the attrs of a convolution (`conv`: dilations, explicit paddings) or a pooling op.
+inline sdk::Status ReadWindowAttrs(const sdk::Attrs& a, bool conv, WindowAttrs* w) {
+  CFX_SDK_RETURN_IF_ERROR(ReadNhwcFormat(a));
+  CFX_SDK_RETURN_IF_ERROR(ReadNhwcList(a, "strides", true, &w->stride_h, &w->stride_w));
+  if (conv) CFX_SDK_RETURN_IF_ERROR(ReadNhwcList(a, "dilations", false, &w->dilation_h, &w->dilation_w));
+  CFX_SDK_RETURN_IF_ERROR(ReadPadding(a, &w->padding));
+  if (w->padding == Padding::kExplicit) {
+    if (!conv) return sdk::InvalidArgument("padding EXPLICIT is only for convolutions");
+    std::vector<int64_t> p;
+    CFX_SDK_RETURN_IF_ERROR(a.Get("explicit_paddings", &p));
+    if (p.size() != 8)
+      return sdk::InvalidArgument("explicit_paddings must have 8 elements with padding EXPLICIT, "
+                                  "got ", p.size());
+    if (p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0)
+      return sdk::Unimplemented("explicit_paddings over the batch or channel dimension");
+    for (int i = 0; i < 4; ++i) {
+      if (p[2 + i] < 0) return sdk::InvalidArgument("explicit_paddings must be >= 0");
+      w->explicit_pad[i] = p[2 + i];
+    }
+  }
+  return sdk::Status();
+}
+
+// Fills out/pad of `d` (in, kernel, stride, dilation set); `before`/`after` for EXPLICIT.
+// kUnknown `in` gives an unknown `out`.
+inline sdk::Status ComputeWindow(WindowDim* d, Padding padding, int64_t before, int64_t after,
+                                 const char* dim_name) {
+  const int64_t k = (d->kernel - 1) * d->dilation + 1;
+  if (d->in < 0) {
+    d->out = sdk::kUnknown;
+    return sdk::Status();
+  }
+  switch (padding) {
+    case Padding::kValid:
+      if (d->in < k)
+        return sdk::InvalidArgument("the ", dim_name, " window (", k, " with dilation) is larger ",
+                                    "than the input (", d->in, ") with padding VALID");
+      d->out = (d->in - k + d->stride) / d->stride;
+      d->pad_before = d->pad_after = 0;
+      break;
+    case Padding::kSame: {
+      d->out = (d->in + d->stride - 1) / d->stride;
+      const int64_t total = std::max<int64_t>((d->out - 1) * d->stride + k - d->in, 0);
+      d->pad_before = total / 2;
+      d->pad_after = total - d->pad_before;
+      break;
+    }
+    case Padding::kExplicit:
+      if (d->in + before + after < k)
+        return sdk::InvalidArgument("the ", dim_name, " window (", k, ") is larger than the ",
+                                    "padded input (", d->in + before + after, ")");
+      d->out = (d->in + before + after - k) / d->stride + 1;
+      d->pad_before = before;
+      d->pad_after = after;
+      break;
+  }
+  return sdk::Status();
+}
+
+// Both spatial dims of a window over an NHWC input [*, in_h, in_w, *].
+inline sdk::Status ComputeWindows(const WindowAttrs& a, int64_t in_h, int64_t in_w,
+                                  int64_t kernel_h, int64_t kernel_w, WindowDim* h, WindowDim* w) {
+  *h = WindowDim{in_h, kernel_h, a.stride_h, a.dilation_h};
+  *w = WindowDim{in_w, kernel_w, a.stride_w, a.dilation_w};
+  CFX_SDK_RETURN_IF_ERROR(ComputeWindow(h, a.padding, a.explicit_pad[0], a.explicit_pad[1], "row"));
+  return ComputeWindow(w, a.padding, a.explicit_pad[2], a.explicit_pad[3], "column");
+}
+
+}  // namespace cfx::nn
+
+#endif  // CONFLUX_PLUGINS_OPS_NN_WINDOW_GEOMETRY_H_

@@ -1,0 +1,267 @@
+// Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool(Grad) and AvgPool(Grad) from the
+// ops-nn plugin against naive loops written here (NHWC, HWIO): SAME/VALID/EXPLICIT padding,
+// strides, dilations, odd sizes, 1x1 and 5x5 kernels; shape inference; bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "nn_test_util.h"
+
+namespace cfx {
+namespace {
+
+using namespace test;  // NOLINT
+
+struct Conv {
+  int64_t n, h, w, c, kh, kw, o, stride, dilation;
+  std::string padding;
+  std::vector<int64_t> explicit_pad = {};  // top, bottom, left, right
+};
+
+// TensorFlow's output size and leading padding for one dimension.
+void Window(int64_t in, int64_t k, int64_t s, int64_t d, const std::string& padding,
+            int64_t before, int64_t after, int64_t* out, int64_t* pad) {
+  const int64_t eff = (k - 1) * d + 1;
+  if (padding == "VALID") {
+    *out = (in - eff) / s + 1;
+    *pad = 0;
+  } else if (padding == "SAME") {
+    *out = (in + s - 1) / s;
+    *pad = std::max<int64_t>((*out - 1) * s + eff - in, 0) / 2;
+  } else {
+    *out = (in + before + after - eff) / s + 1;
+    *pad = before;
+  }
+}
+
+struct Geometry {
+  int64_t oh, ow, ph, pw;
+};
+
+Geometry Geo(const Conv& c) {
+  Geometry g;
+  const auto& e = c.explicit_pad;
+  Window(c.h, c.kh, c.stride, c.dilation, c.padding, e.empty() ? 0 : e[0], e.empty() ? 0 : e[1],
+         &g.oh, &g.ph);
+  Window(c.w, c.kw, c.stride, c.dilation, c.padding, e.empty() ? 0 : e[2], e.empty() ? 0 : e[3],
+         &g.ow, &g.pw);
+  return g;
+}
+
+// Calls fn(x index, w index, y index) for every product term of the convolution.
+template <typename Fn>
+void ForEachTerm(const Conv& c, const Geometry& g, Fn fn) {
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        for (int64_t ky = 0; ky < c.kh; ++ky)
+          for (int64_t kx = 0; kx < c.kw; ++kx) {
+            const int64_t iy = oy * c.stride + ky * c.dilation - g.ph;
+            const int64_t ix = ox * c.stride + kx * c.dilation - g.pw;
+            if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+            for (int64_t ci = 0; ci < c.c; ++ci)
+              for (int64_t co = 0; co < c.o; ++co)
+                fn(((b * c.h + iy) * c.w + ix) * c.c + ci, ((ky * c.kw + kx) * c.c + ci) * c.o + co,
+                   ((b * g.oh + oy) * g.ow + ox) * c.o + co);
+          }
+}
+
+NodeDef ConvNode(const std::string& op, const Conv& c) {
+  NodeDef n = MakeNode(op, op == "Conv2D" ? 2 : 3,
+                       {{"T", AttrValue::Type(DT_FLOAT)},
+                        {"strides", AttrValue::IntList({1, c.stride, c.stride, 1})},
+                        {"dilations", AttrValue::IntList({1, c.dilation, c.dilation, 1})},
+                        {"padding", AttrValue::String(c.padding)}});
+  if (c.padding == "EXPLICIT") {
+    const auto& e = c.explicit_pad;
+    n.attr["explicit_paddings"] = AttrValue::IntList({0, 0, e[0], e[1], e[2], e[3], 0, 0});
+  }
+  return n;
+}
+
+void ExpectNear(const std::vector<double>& want, const Tensor& got, double tol) {
+  ASSERT_EQ(static_cast<int64_t>(want.size()), got.num_elements());
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(want[i], got.at<float>(i), tol * (1 + std::abs(want[i]))) << "element " << i;
+}
+
+std::vector<Conv> Configs() {
+  return {
+      {1, 5, 5, 1, 3, 3, 1, 1, 1, "VALID"},
+      {2, 7, 6, 3, 3, 3, 4, 1, 1, "SAME"},
+      {3, 9, 8, 2, 5, 5, 3, 2, 1, "SAME"},
+      {2, 8, 9, 3, 2, 3, 2, 2, 1, "VALID"},
+      {1, 11, 10, 2, 3, 3, 2, 1, 2, "SAME"},
+      {2, 6, 7, 8, 1, 1, 5, 1, 1, "VALID"},
+      {1, 6, 6, 2, 3, 3, 2, 1, 1, "EXPLICIT", {1, 2, 0, 3}},
+      {2, 28, 28, 1, 5, 5, 4, 1, 1, "SAME"},
+  };
+}
+
+TEST(Conv2D, MatchesTheNaiveConvolution) {
+  for (const Conv& c : Configs()) {
+    SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride) + " k" +
+                 std::to_string(c.kh));
+    const Geometry g = Geo(c);
+    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
+    std::vector<double> y(c.n * g.oh * g.ow * c.o, 0.0);
+    ForEachTerm(c, g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
+    Tensor out = RunNodeOk(ConvNode("Conv2D", c),
+                           {MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x),
+                            MakeTensor<float>(TensorShape({c.kh, c.kw, c.c, c.o}), w)});
+    EXPECT_EQ(out.shape(), TensorShape({c.n, g.oh, g.ow, c.o}));
+    ExpectNear(y, out, 1e-4);
+  }
+}
+
+TEST(Conv2DBackprop, InputAndFilterGradientsAreTheAdjoints) {
+  for (const Conv& c : Configs()) {
+    SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride));
+    const Geometry g = Geo(c);
+    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
+    std::vector<float> dy = Ramp<float>(c.n * g.oh * g.ow * c.o, 2.0);
+    std::vector<double> dx(x.size(), 0.0), dw(w.size(), 0.0);
+    ForEachTerm(c, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+      dx[xi] += double(dy[yi]) * w[wi];
+      dw[wi] += double(dy[yi]) * x[xi];
+    });
+    Tensor dy_t = MakeTensor<float>(TensorShape({c.n, g.oh, g.ow, c.o}), dy);
+    Tensor got_dx = RunNodeOk(ConvNode("Conv2DBackpropInput", c),
+                              {MakeVector<int32_t>({int32_t(c.n), int32_t(c.h), int32_t(c.w), int32_t(c.c)}),
+                               MakeTensor<float>(TensorShape({c.kh, c.kw, c.c, c.o}), w), dy_t});
+    ExpectNear(dx, got_dx, 1e-4);
+    Tensor got_dw = RunNodeOk(ConvNode("Conv2DBackpropFilter", c),
+                              {MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x),
+                               MakeVector<int32_t>({int32_t(c.kh), int32_t(c.kw), int32_t(c.c), int32_t(c.o)}),
+                               dy_t});
+    ExpectNear(dw, got_dw, 1e-4);
+  }
+}
+
+TEST(Conv2D, ShapeInference) {
+  Conv c{1, 0, 0, 0, 0, 0, 0, 2, 1, "SAME"};
+  auto shapes = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({-1, 28, 27, 3}),
+                                                    PartialTensorShape({5, 5, 3, 8})});
+  ASSERT_OK(shapes.status());
+  EXPECT_EQ((*shapes)[0].ToString(), PartialTensorShape({-1, 14, 14, 8}).ToString());
+  c.padding = "VALID";
+  shapes = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 3}),
+                                               PartialTensorShape({5, 5, 3, 8})});
+  ASSERT_OK(shapes.status());
+  EXPECT_EQ((*shapes)[0].ToString(), PartialTensorShape({2, 12, 12, 8}).ToString());
+  auto bad = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 4}),
+                                                 PartialTensorShape({5, 5, 3, 8})});
+  ExpectError(bad.status(), Code::kInvalidArgument, "input has 4 channels");
+}
+
+TEST(Conv2D, BadInputIsAnError) {
+  Conv c{1, 4, 4, 2, 3, 3, 1, 1, 1, "VALID"};
+  Tensor x = MakeTensor<float>(TensorShape({1, 4, 4, 2}), Ramp<float>(32));
+  for (auto run : {&RunNode, &RunKernelOnly}) {
+    ExpectError(run(ConvNode("Conv2D", c), {x, MakeTensor<float>(TensorShape({3, 3, 3, 1}), Ramp<float>(27))}, "CPU:0").status(),
+                Code::kInvalidArgument, "channels");
+    ExpectError(run(ConvNode("Conv2D", c), {x, MakeTensor<float>(TensorShape({9, 2}), Ramp<float>(18))}, "CPU:0").status(),
+                Code::kInvalidArgument, "filter must have rank 4");
+    ExpectError(run(ConvNode("Conv2D", c), {x, MakeTensor<float>(TensorShape({5, 5, 2, 1}), Ramp<float>(50))}, "CPU:0").status(),
+                Code::kInvalidArgument, "larger than the input");
+  }
+  NodeDef strided = ConvNode("Conv2D", c);
+  strided.attr["strides"] = AttrValue::IntList({2, 1, 1, 1});
+  ExpectError(RunKernelOnly(strided, {x, MakeTensor<float>(TensorShape({3, 3, 2, 1}), Ramp<float>(18))}, "CPU:0").status(),
+              Code::kUnimplemented, "batch or channel");
+}
+
+struct Pool {
+  int64_t n, h, w, c, k, stride;
+  std::string padding;
+};
+
+NodeDef PoolNode(const std::string& op, const Pool& p, int inputs) {
+  return MakeNode(op, inputs, {{"T", AttrValue::Type(DT_FLOAT)},
+                               {"ksize", AttrValue::IntList({1, p.k, p.k, 1})},
+                               {"strides", AttrValue::IntList({1, p.stride, p.stride, 1})},
+                               {"padding", AttrValue::String(p.padding)}});
+}
+
+// Calls fn(output index, list of input indices of the window in row-major order).
+template <typename Fn>
+void ForEachWindow(const Pool& p, int64_t* oh, int64_t* ow, Fn fn) {
+  int64_t ph, pw;
+  Window(p.h, p.k, p.stride, 1, p.padding, 0, 0, oh, &ph);
+  Window(p.w, p.k, p.stride, 1, p.padding, 0, 0, ow, &pw);
+  for (int64_t b = 0; b < p.n; ++b)
+    for (int64_t y = 0; y < *oh; ++y)
+      for (int64_t x = 0; x < *ow; ++x)
+        for (int64_t ch = 0; ch < p.c; ++ch) {
+          std::vector<int64_t> idx;
+          for (int64_t ky = 0; ky < p.k; ++ky)
+            for (int64_t kx = 0; kx < p.k; ++kx) {
+              const int64_t iy = y * p.stride + ky - ph, ix = x * p.stride + kx - pw;
+              if (iy >= 0 && iy < p.h && ix >= 0 && ix < p.w)
+                idx.push_back(((b * p.h + iy) * p.w + ix) * p.c + ch);
+            }
+          fn(((b * *oh + y) * *ow + x) * p.c + ch, idx);
+        }
+}
+
+std::vector<Pool> Pools() {
+  return {{2, 28, 28, 4, 2, 2, "VALID"}, {1, 7, 5, 3, 3, 2, "SAME"}, {2, 6, 6, 2, 3, 1, "SAME"},
+          {1, 9, 8, 5, 2, 3, "VALID"}};
+}
+
+TEST(Pooling, MaxAndAvgAndTheirGradientsMatchTheNaiveLoops) {
+  for (const Pool& p : Pools()) {
+    SCOPED_TRACE(p.padding + " k" + std::to_string(p.k) + " s" + std::to_string(p.stride));
+    std::vector<float> x = Ramp<float>(p.n * p.h * p.w * p.c);
+    // Repeated values make ties: the first maximum of a window must take the gradient.
+    for (size_t i = 0; i < x.size(); i += 7) x[i] = 2.5f;
+    int64_t oh = 0, ow = 0;
+    std::vector<double> mx, avg;
+    ForEachWindow(p, &oh, &ow, [&](int64_t, const std::vector<int64_t>&) {});
+    mx.assign(p.n * oh * ow * p.c, 0);
+    avg.assign(mx.size(), 0);
+    std::vector<float> dy = Ramp<float>(mx.size(), 1.0);
+    std::vector<double> dmax(x.size(), 0), davg(x.size(), 0);
+    ForEachWindow(p, &oh, &ow, [&](int64_t o, const std::vector<int64_t>& idx) {
+      int64_t best = idx[0];
+      double sum = 0;
+      for (int64_t i : idx) {
+        if (x[i] > x[best]) best = i;
+        sum += x[i];
+      }
+      mx[o] = x[best];
+      avg[o] = sum / idx.size();
+      dmax[best] += dy[o];
+      for (int64_t i : idx) davg[i] += dy[o] / double(idx.size());
+    });
+    const TensorShape in_shape({p.n, p.h, p.w, p.c}), out_shape({p.n, oh, ow, p.c});
+    Tensor xt = MakeTensor<float>(in_shape, x), dyt = MakeTensor<float>(out_shape, dy);
+    Tensor got_max = RunNodeOk(PoolNode("MaxPool", p, 1), {xt});
+    ExpectNear(mx, got_max, 1e-6);
+    ExpectNear(avg, RunNodeOk(PoolNode("AvgPool", p, 1), {xt}), 1e-5);
+    ExpectNear(dmax, RunNodeOk(PoolNode("MaxPoolGrad", p, 3), {xt, got_max, dyt}), 1e-6);
+    ExpectNear(davg, RunNodeOk(PoolNode("AvgPoolGrad", p, 2),
+                               {MakeVector<int32_t>({int32_t(p.n), int32_t(p.h), int32_t(p.w), int32_t(p.c)}), dyt}),
+               1e-5);
+  }
+}
+
+TEST(Pooling, ShapesAndErrors) {
+  Pool p{1, 0, 0, 0, 2, 2, "SAME"};
+  auto shapes = InferShapes(PoolNode("MaxPool", p, 1), {PartialTensorShape({-1, 7, 28, 32})});
+  ASSERT_OK(shapes.status());
+  EXPECT_EQ((*shapes)[0].ToString(), PartialTensorShape({-1, 4, 14, 32}).ToString());
+  NodeDef bad = PoolNode("MaxPool", p, 1);
+  bad.attr["ksize"] = AttrValue::IntList({2, 2, 2, 1});
+  ExpectError(RunKernelOnly(bad, {MakeTensor<float>(TensorShape({1, 2, 2, 1}), {1, 2, 3, 4})}, "CPU:0").status(),
+              Code::kUnimplemented, "ksize");
+  ExpectError(RunNode(PoolNode("AvgPool", p, 1), {MakeTensor<float>(TensorShape({4}), {1, 2, 3, 4})}, "CPU:0").status(),
+              Code::kInvalidArgument, "rank 4");
+}
+
+}  // namespace
+}  // namespace cfx
