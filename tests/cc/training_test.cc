@@ -2,6 +2,7 @@
 // minimizing a least-squares problem, the global step and learning-rate decay, layers, and the
 // Saver (keep-last-K, the checkpoint state file, and a resumed run reproducing the loss curve of
 // an uninterrupted one).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,10 +24,18 @@ namespace {
 using test::TestRuntime;
 namespace fs = std::filesystem;
 
+// A root scope whose nodes are prefixed with the test's name: variables live in the process-wide
+// default container, so each test gets its own.
+Scope TestRoot() {
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  return Scope::NewRootScope(&TestRuntime()).NewSubScope(name);
+}
+
 // A least-squares model: loss = mean((x w + b - y)^2) over fixed data with an exact solution
 // w = [2, -3], b = 0.5.
 struct Model {
-  Scope root = Scope::NewRootScope(&TestRuntime());
+  Scope root = TestRoot();
   Output w, b, loss, step;
   Operation init;
 
@@ -88,7 +97,7 @@ TEST(Optimizers, RMSPropConverges) {
 TEST(Optimizers, AdamMatchesItsFormulaForOneStep) {
   // One Adam step from w = 0: m = (1-b1) g, v = (1-b2) g^2,
   // w = -lr sqrt(1-b2)/(1-b1) m / (sqrt(v) + eps) = -lr sign(g) (up to eps).
-  Scope root = Scope::NewRootScope(&TestRuntime());
+  Scope root = TestRoot();
   auto w = Variable(root.WithOpName("w"), PartialTensorShape({2}), DT_FLOAT, {0.f, 0.f}).var;
   Output loss = ops::Sum(root, ops::Mul(root, w, {3.f, -0.5f}), 0);
   AdamOptimizer adam(0.01f);
@@ -125,7 +134,7 @@ TEST(Optimizers, NoVariablesIsAnError) {
 }
 
 TEST(Layers, DenseMlpLearnsXor) {
-  Scope root = Scope::NewRootScope(&TestRuntime());
+  Scope root = TestRoot();
   Output x = ops::Const(root, Input({0, 0, 0, 1, 1, 0, 1, 1}, {4, 2}));
   Output y = ops::Const(root, Input({0, 1, 1, 0}, {4, 1}));
   Output h = layers::Dense(root, x, 8, layers::Activation::kTanh);

@@ -100,7 +100,7 @@ void RegisterArrayGradients(GradientRegistry* r) {
     Output indices = ops::Reshape(s, op.input(1), {-1});
     Output rows = ops::Squeeze(s, ops::Slice(s, params_shape, {0}, {1}));
     Output rest = ops::Slice(s, params_shape, {1}, {-1});
-    Output flat = ops::Reshape(s, dy[0], ops::ConcatV2(s, {ops::Size(s, indices), rest}, 0));
+    Output flat = ops::Reshape(s, dy[0], ops::ConcatV2(s, {ops::ExpandDims(s, ops::Size(s, indices), 0), rest}, 0));
     *dx = {ops::UnsortedSegmentSum(s, flat, indices, rows), Output(), Output()};
     return s.status();
   });

@@ -73,9 +73,11 @@ Output Optimizer::Slot(const Scope& scope, const Output& var, const std::string&
                                                " needs a fully defined shape for its slots"));
     return Output();
   }
-  Scope root = scope.WithNoControlDependencies().WithOpName(VarName(var) + "/" + name_ + "/" + slot);
+  // Slots sit beside their variable: "<var>/<Optimizer>", "<var>/<Optimizer>_1", ...
+  Scope root = scope.Root().WithDevice(var.node()->def().device).WithOpName(VarName(var) + "/" + slot);
   const DataType dtype = BaseType(var.type());
-  Output zeros = ops::Fill(scope.WithNoControlDependencies(), shape.dims(), ops::Const(scope, 0, dtype));
+  Scope init = scope.WithNoControlDependencies();
+  Output zeros = ops::Fill(init, shape.dims(), ops::Const(init, 0, dtype));
   Output v = Variable(root, shape, dtype, zeros, /*trainable=*/false).var;
   slots_[key] = v;
   return v;
@@ -99,7 +101,7 @@ Output AdamOptimizer::ApplyDense(const Scope& s, const Output& var, const Output
   const DataType dtype = BaseType(var.type());
   auto it = powers_.find(dtype);
   if (it == powers_.end()) {
-    Scope root = s.WithNoControlDependencies();
+    Scope root = s.Root();
     Output b1 = Variable(root.WithOpName("beta1_power"), PartialTensorShape({}), dtype,
                          ops::Const(root, beta1_, dtype), false).var;
     Output b2 = Variable(root.WithOpName("beta2_power"), PartialTensorShape({}), dtype,
@@ -132,7 +134,7 @@ Output RMSPropOptimizer::ApplyDense(const Scope& s, const Output& var, const Out
 Output GlobalStep(const Scope& scope) {
   for (const Output& v : scope.GetCollection(kGlobalVariables))
     if (v.node()->name() == "global_step") return v;
-  Scope root = Scope(scope).WithNoControlDependencies();
+  Scope root = scope.Root();
   return Variable(root.WithOpName("global_step"), PartialTensorShape({}), DT_INT64,
                   ops::Const(root, int64_t{0}), false)
       .var;

@@ -83,6 +83,8 @@ Scope Scope::WithNoControlDependencies() const {
   return s;
 }
 
+Scope Scope::Root() const { return Scope(shared_); }
+
 bool Scope::ok() const { return shared_->status.ok(); }
 Status Scope::status() const { return shared_->status; }
 

@@ -12,7 +12,7 @@ VariableOutputs Variable(const Scope& scope, const PartialTensorShape& shape, Da
   VariableOutputs v;
   v.var = ops::VariableV2(scope, shape, dtype);
   if (!v.var.valid()) return v;
-  Scope init = scope.WithOpName(v.var.node()->name() + "/Assign");
+  Scope init = scope.Root().WithDevice(scope.device()).WithOpName(v.var.node()->name() + "/Assign");
   v.initializer = ops::Assign(init, v.var, initial_value);
   if (!v.initializer.valid()) return v;
   scope.AddToCollection(kGlobalVariables, v.var);

@@ -6,7 +6,8 @@
 //   AdamOptimizer adam(lr);
 //   Operation train = adam.Minimize(scope, loss, {}, step);   // run it once per step
 //
-// Slots (momentum accumulators, Adam's moments) are variables named "<var>/<Optimizer>/<slot>",
+// Slots (momentum accumulators, Adam's moments) are variables named "<var>/<slot>" (TensorFlow's
+// "w/Adam", "w/Adam_1"),
 // zero-initialized by GlobalVariablesInitializer and saved with the other variables; they are
 // not trainable. An optimizer object may build updates for several losses; it keeps its slots.
 // Errors go to the scope (and are returned by Minimize's scope.status()).

@@ -40,6 +40,9 @@ class Scope {
   // Nodes built through the result run after `ops` (added to the existing dependencies).
   Scope WithControlDependencies(const std::vector<Operation>& ops) const;
   Scope WithNoControlDependencies() const;
+  // A scope of the same graph with no name prefix, device or control dependencies (for nodes
+  // named after an existing one, such as a variable's initializer or an optimizer's slots).
+  Scope Root() const;
 
   bool ok() const;
   Status status() const;
