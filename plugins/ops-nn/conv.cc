@@ -4,8 +4,10 @@
 // Each kernel keeps the primitives it built per input geometry (the shapes of one node rarely
 // change), so a training step pays only for execution. Activations stay in TensorFlow's NHWC
 // layout, which oneDNN's direct convolutions read and write natively; the filter (small) is
-// reordered to and from the blocked layout oneDNN prefers. Executions of one cached primitive are
-// serialized (its scratchpad is shared); different nodes run concurrently.
+// reordered to and from the blocked layout oneDNN prefers. Every primitive gets its own
+// scratchpad (oneDNN's default shares one library scratchpad between primitives, which breaks
+// when two convolutions run at once on different inter-op threads); executions of one cached
+// primitive are serialized, different nodes run concurrently.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -59,6 +61,7 @@ sdk::Status MakeGeometry(const WindowAttrs& a, const sdk::Shape& input, const sd
 // The primitives of one geometry.
 struct ConvPrimitives {
   std::mutex mu;
+  std::vector<uint8_t> scratch;  // the user scratchpad of the primitive of this pass
   dnnl::convolution_forward::primitive_desc fwd_pd;
   dnnl::convolution_forward fwd;
   dnnl::convolution_backward_data::primitive_desc bwd_data_pd;
@@ -80,35 +83,56 @@ std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, Pass pass
   const auto f32 = memory::data_type::f32;
   memory::desc src_md(src, f32, Tag::nhwc), dst_md(dst, f32, Tag::nhwc),
       wei_any(wei, f32, Tag::any);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
                                      dnnl::algorithm::convolution_direct, src_md, wei_any, dst_md,
                                      strides, dilates, pad_l, pad_r);
-  p->fwd_pd = dnnl::convolution_forward::primitive_desc(fd, Engine());
+  p->fwd_pd = dnnl::convolution_forward::primitive_desc(fd, attr, Engine());
+  size_t scratch = p->fwd_pd.scratchpad_desc().get_size();
   if (pass == Pass::kForward) p->fwd = dnnl::convolution_forward(p->fwd_pd);
   if (pass == Pass::kBackwardData) {
     dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, src_md,
                                              wei_any, dst_md, strides, dilates, pad_l, pad_r);
-    p->bwd_data_pd = dnnl::convolution_backward_data::primitive_desc(bd, Engine(), p->fwd_pd);
+    p->bwd_data_pd =
+        dnnl::convolution_backward_data::primitive_desc(bd, attr, Engine(), p->fwd_pd);
+    scratch = p->bwd_data_pd.scratchpad_desc().get_size();
     p->bwd_data = dnnl::convolution_backward_data(p->bwd_data_pd);
   }
   if (pass == Pass::kBackwardWeights) {
     dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, src_md,
                                                 wei_any, dst_md, strides, dilates, pad_l, pad_r);
     p->bwd_weights_pd =
-        dnnl::convolution_backward_weights::primitive_desc(wd, Engine(), p->fwd_pd);
+        dnnl::convolution_backward_weights::primitive_desc(wd, attr, Engine(), p->fwd_pd);
+    scratch = p->bwd_weights_pd.scratchpad_desc().get_size();
     p->bwd_weights = dnnl::convolution_backward_weights(p->bwd_weights_pd);
   }
+  p->scratch.resize(scratch);
   return p;
 }
 
 // The filter tensor (HWIO) as a oneDNN memory of the layout `want`, reordered when it differs.
+// A reorder with its own scratchpad (see the file comment), executed now.
+void Reorder(const memory& from, const memory& to, dnnl::stream& s) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::reorder::primitive_desc pd(from, to, attr);
+  memory scratch(pd.scratchpad_desc(), Engine());
+  dnnl::reorder(pd).execute(s, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to},
+                               {DNNL_ARG_SCRATCHPAD, scratch}});
+}
+
 memory FilterAs(const ConvGeometry& g, float* data, const memory::desc& want, dnnl::stream& s) {
   memory user({{g.o, g.c, g.h.kernel, g.w.kernel}, memory::data_type::f32, Tag::hwio}, Engine(),
               data);
   if (want == user.get_desc()) return user;
   memory m(want, Engine());
-  dnnl::reorder(user, m).execute(s, user, m);
+  Reorder(user, m, s);
   return m;
+}
+
+memory Scratchpad(ConvPrimitives* p, const memory::desc& d) {
+  return memory(d, Engine(), p->scratch.data());
 }
 
 // One convolution node's kernel: its attrs and its cache of primitives per geometry.
@@ -185,7 +209,8 @@ class Conv2DKernel : public ConvKernelBase {
       memory src(p->fwd_pd.src_desc(), Engine(), const_cast<float*>(input.data<float>()));
       memory dst(p->fwd_pd.dst_desc(), Engine(), out.data<float>());
       memory wei = FilterAs(g, const_cast<float*>(filter.data<float>()), p->fwd_pd.weights_desc(), s);
-      p->fwd.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+      p->fwd.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst},
+                         {DNNL_ARG_SCRATCHPAD, Scratchpad(p, p->fwd_pd.scratchpad_desc())}});
       s.wait();
     });
   }
@@ -217,8 +242,9 @@ class Conv2DBackpropInputKernel : public ConvKernelBase {
       memory ddst(p->bwd_data_pd.diff_dst_desc(), Engine(), const_cast<float*>(grad.data<float>()));
       memory wei = FilterAs(g, const_cast<float*>(filter.data<float>()),
                             p->bwd_data_pd.weights_desc(), s);
-      p->bwd_data.execute(s, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei},
-                              {DNNL_ARG_DIFF_DST, ddst}});
+      p->bwd_data.execute(
+          s, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst},
+              {DNNL_ARG_SCRATCHPAD, Scratchpad(p, p->bwd_data_pd.scratchpad_desc())}});
       s.wait();
     });
   }
@@ -253,9 +279,10 @@ class Conv2DBackpropFilterKernel : public ConvKernelBase {
                   Engine(), out.data<float>());
       const memory::desc want = p->bwd_weights_pd.diff_weights_desc();
       memory dwei = want == user.get_desc() ? user : memory(want, Engine());
-      p->bwd_weights.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst},
-                                 {DNNL_ARG_DIFF_WEIGHTS, dwei}});
-      if (!(want == user.get_desc())) dnnl::reorder(dwei, user).execute(s, dwei, user);
+      p->bwd_weights.execute(
+          s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei},
+              {DNNL_ARG_SCRATCHPAD, Scratchpad(p, p->bwd_weights_pd.scratchpad_desc())}});
+      if (!(want == user.get_desc())) Reorder(dwei, user, s);
       s.wait();
     });
   }

@@ -17,6 +17,7 @@ void RegisterBatchNormOps(sdk::Plugin& p);  // FusedBatchNormV3, FusedBatchNormG
 void RegisterInTopKOps(sdk::Plugin& p);     // InTopKV2
 void RegisterConvOps(sdk::Plugin& p);  // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter
 void RegisterPoolOps(sdk::Plugin& p);  // MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad
+void RegisterNnGradients(sdk::Plugin& p);  // the gradient functions of the ops above
 
 }  // namespace cfx::nn
 

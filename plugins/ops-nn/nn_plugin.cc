@@ -15,6 +15,7 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::nn::RegisterInTopKOps(p);
   cfx::nn::RegisterConvOps(p);
   cfx::nn::RegisterPoolOps(p);
+  cfx::nn::RegisterNnGradients(p);
   return p.status();
 }
 

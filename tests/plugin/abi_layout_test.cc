@@ -71,7 +71,7 @@ TEST(AbiLayout, HostPluginOptions) {
 }
 
 TEST(AbiLayout, HostApi) {
-  EXPECT_EQ(sizeof(cfx_host_api), 624u);
+  EXPECT_EQ(sizeof(cfx_host_api), 792u);
   EXPECT_EQ(offsetof(cfx_host_api, struct_size), 0u);
   EXPECT_EQ(offsetof(cfx_host_api, abi_major), 8u);
   EXPECT_EQ(offsetof(cfx_host_api, abi_minor), 12u);
@@ -152,6 +152,28 @@ TEST(AbiLayout, HostApi) {
   EXPECT_EQ(offsetof(cfx_host_api, variable_tensor_for_update), 600u);
   EXPECT_EQ(offsetof(cfx_host_api, variable_assign), 608u);
   EXPECT_EQ(offsetof(cfx_host_api, variable_release), 616u);
+  // Minor 2: gradient functions.
+  EXPECT_EQ(offsetof(cfx_host_api, register_gradient), 624u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_num_inputs), 632u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_num_outputs), 640u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_input), 648u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_output), 656u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_output_grad), 664u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_attrs), 672u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_tensor_dtype), 680u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_new), 688u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_input), 696u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_input_list), 704u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_attr_int), 712u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_attr_float), 720u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_attr_bool), 728u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_attr_type), 736u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_attr_string), 744u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_attr_int_list), 752u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_copy_attr), 760u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_node_finish), 768u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_set_input_grad), 776u);
+  EXPECT_EQ(offsetof(cfx_host_api, grad_scalar), 784u);
 }
 
 TEST(AbiLayout, Versions) {

@@ -18,6 +18,9 @@
 namespace cfx {
 
 class PluginManager;
+namespace internal {
+struct PluginGradient;
+}
 
 struct LoadedPluginInfo {
   std::string name;
@@ -57,6 +60,9 @@ class Runtime {
   StatusOr<Device*> FindDevice(const std::string& spec) const;
   std::vector<LoadedPluginInfo> plugins() const;
   const std::vector<PluginFailure>& plugin_failures() const;
+  // The gradient function a loaded plugin registered for `op` (plugin ABI minor 2); nullptr when
+  // none did. For the client library's automatic differentiation.
+  const internal::PluginGradient* FindPluginGradient(const std::string& op) const;
   // Device types registered by plugins, and for those with no device, why.
   std::vector<std::pair<std::string, std::string>> device_type_notes() const;
 

@@ -118,7 +118,7 @@ class Backprop {
       if (const GradFunc* f = extra_->Find(type)) return *f;
     }
     if (const GradFunc* f = StandardGradients().Find(type)) return *f;
-    if (auto f = internal::PluginGradient(scope_.runtime(), type)) return *f;
+    if (auto f = internal::FindPluginGradFunc(scope_.runtime(), type)) return *f;
     return errors::NotFound("no gradient is defined for op ", type, " (node '", op.name(),
                             "'), which is on the path from an x to a y");
   }

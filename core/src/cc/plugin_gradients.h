@@ -10,7 +10,7 @@
 namespace cfx::internal {
 
 // The gradient a loaded plugin registered for `op`, or nullopt (also for a null runtime).
-std::optional<GradFunc> PluginGradient(const Runtime* runtime, const std::string& op);
+std::optional<GradFunc> FindPluginGradFunc(const Runtime* runtime, const std::string& op);
 
 }  // namespace cfx::internal
 

@@ -17,6 +17,7 @@
 #include "conflux/shape_inference.h"
 #include "conflux/status.h"
 #include "conflux/tensor.h"
+#include "plugin/gradient_backend.h"
 #include "runtime/step.h"
 #include "state/resource_mgr.h"
 
@@ -68,6 +69,16 @@ struct cfx_op_builder {
   std::vector<std::string> errors;
 };
 
+// One gradient-function call (minor 2).
+struct cfx_grad_context {
+  cfx::internal::GradBuilderBackend* backend;
+  cfx_attrs attrs;
+  cfx::Status error;  // the first error of a grad_* call without a status argument
+};
+struct cfx_grad_node {
+  cfx_grad_context* g;
+  cfx::internal::GradNodeRequest request;
+};
 struct cfx_kernel_builder {
   cfx::KernelDef def;
 };
@@ -82,6 +93,8 @@ struct cfx_registrar {
   std::vector<cfx::OpRegistration> staged_ops;
   std::vector<cfx::KernelDef> staged_kernels;
   std::vector<const cfx_device_type_desc*> staged_device_types;
+  std::vector<std::pair<std::string, cfx::internal::PluginGradient>> staged_gradients;
+  const std::map<std::string, cfx::internal::PluginGradient>* gradients = nullptr;
   cfx::Status first_error;
 };
 

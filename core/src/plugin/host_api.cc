@@ -7,6 +7,7 @@
 #include "conflux/allocator.h"
 #include "kernels/builtin.h"
 #include "plugin/abi_types.h"
+#include "plugin/gradient_abi.h"
 #include "plugin/log.h"
 
 namespace cfx::internal {
@@ -620,6 +621,7 @@ cfx_host_api MakeHostApi() {
   h.variable_tensor_for_update = VariableTensorForUpdate;
   h.variable_assign = VariableAssign;
   h.variable_release = VariableRelease;
+  AddGradientFunctions(&h);
   return h;
 }
 

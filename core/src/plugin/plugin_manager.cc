@@ -169,6 +169,7 @@ Status PluginManager::LoadFile(const std::string& label, const std::string& path
   std::map<std::string, std::string> types;
   for (const auto& [type, entry] : device_types_) types[type] = entry.plugin;
   reg.device_types = &types;
+  reg.gradients = &gradients_;
 
   p->plugin_info.struct_size = sizeof(cfx_plugin_info);
   cfx_host_plugin_options options{};
@@ -218,10 +219,19 @@ Status PluginManager::LoadFile(const std::string& label, const std::string& path
     device_types_[d->type] = {d, name};
     info.device_types.push_back(d->type);
   }
+  for (auto& [op, g] : reg.staged_gradients) {
+    g.plugin = name;
+    gradients_[op] = g;
+  }
   internal::LogMessage(internal::LogLevel::kInfo,
                        "loaded plugin " + name + " " + info.version + " from " + path);
   loaded_.push_back(std::move(p));
   return Status();
+}
+
+const internal::PluginGradient* PluginManager::FindGradient(const std::string& op) const {
+  auto it = gradients_.find(op);
+  return it == gradients_.end() ? nullptr : &it->second;
 }
 
 std::vector<LoadedPluginInfo> PluginManager::loaded() const {

@@ -14,6 +14,7 @@
 #include "conflux/op_def.h"
 #include "conflux/plugin_api.h"
 #include "conflux/runtime.h"
+#include "plugin/gradient_backend.h"
 
 namespace cfx {
 
@@ -40,6 +41,8 @@ class PluginManager {
   std::vector<LoadedPluginInfo> loaded() const;
   const std::vector<PluginFailure>& failures() const { return failures_; }
   const std::map<std::string, DeviceTypeEntry>& device_types() const { return device_types_; }
+  // The gradient function a plugin registered for `op`; nullptr when none did.
+  const internal::PluginGradient* FindGradient(const std::string& op) const;
 
  private:
   struct Loaded;
@@ -51,6 +54,7 @@ class PluginManager {
   std::vector<std::unique_ptr<Loaded>> loaded_;
   std::vector<PluginFailure> failures_;
   std::map<std::string, DeviceTypeEntry> device_types_;
+  std::map<std::string, internal::PluginGradient> gradients_;
 };
 
 // The folder of installed plugins next to libconflux (lib/conflux/plugins).

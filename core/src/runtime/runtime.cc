@@ -120,6 +120,10 @@ StatusOr<Device*> Runtime::FindDevice(const std::string& spec) const {
 }
 
 std::vector<LoadedPluginInfo> Runtime::plugins() const { return plugins_->loaded(); }
+const internal::PluginGradient* Runtime::FindPluginGradient(const std::string& op) const {
+  return plugins_->FindGradient(op);
+}
+
 const std::vector<PluginFailure>& Runtime::plugin_failures() const { return plugins_->failures(); }
 std::vector<std::pair<std::string, std::string>> Runtime::device_type_notes() const {
   return device_type_notes_;

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define CFX_ABI_MAJOR 1
-#define CFX_ABI_MINOR 1
+#define CFX_ABI_MINOR 2
 
 #if defined(_WIN32)
 #define CFX_EXPORT __declspec(dllexport)
@@ -52,6 +52,8 @@ typedef struct cfx_device cfx_device; /* plugin-owned device object */
 typedef struct cfx_stream cfx_stream; /* plugin-owned stream / command queue */
 typedef struct cfx_event cfx_event;   /* plugin-owned completion event */
 typedef struct cfx_variable cfx_variable; /* host-owned variable (minor 1) */
+typedef struct cfx_grad_context cfx_grad_context; /* one gradient-function call (minor 2) */
+typedef struct cfx_grad_node cfx_grad_node;       /* a node being built by one (minor 2) */
 
 /* Status codes: the same numbers as TensorFlow's error codes. */
 typedef enum cfx_code {
@@ -223,6 +225,11 @@ typedef struct cfx_host_plugin_options {
   const char* const* values;
 } cfx_host_plugin_options;
 
+/* A gradient function (minor 2): adds, through the grad_* host functions, the nodes that compute
+ * the gradients of one forward node's inputs, and sets them with grad_set_input_grad. On failure
+ * sets `status`. Called by the host while it builds a backward graph. */
+typedef void (*cfx_gradient_fn)(cfx_grad_context* g, void* user_data, cfx_status* status);
+
 /* ---- The host function table ------------------------------------------------------------- */
 typedef struct cfx_host_api {
   size_t struct_size;
@@ -379,6 +386,43 @@ typedef struct cfx_host_api {
                                             cfx_status* s);
   void (*variable_assign)(cfx_variable* v, const cfx_tensor* t, cfx_status* s); /* under lock */
   void (*variable_release)(cfx_variable* v);
+
+  /* ---- Minor 2: gradient functions. ---------------------------------------------------------
+   * Registers `fn` as the gradient of `op_name` (an op of this plugin or of another); one per op.
+   * Inside a call, graph tensors are int64 handles (>= 0), valid for the call: the forward node's
+   * inputs and outputs, the incoming gradient of each output (zeros when nothing depends on it),
+   * and the outputs of nodes the function builds (output k of a node is its handle + k). */
+  void (*register_gradient)(cfx_registrar* r, const char* op_name, cfx_gradient_fn fn,
+                            void* user_data, cfx_status* s);
+  int (*grad_num_inputs)(const cfx_grad_context* g);
+  int (*grad_num_outputs)(const cfx_grad_context* g);
+  int64_t (*grad_input)(const cfx_grad_context* g, int index);
+  int64_t (*grad_output)(const cfx_grad_context* g, int index);
+  int64_t (*grad_output_grad)(const cfx_grad_context* g, int index);
+  /* The forward node's attrs (its NodeDef's, with the op's defaults). */
+  const cfx_attrs* (*grad_attrs)(const cfx_grad_context* g);
+  cfx_dtype (*grad_tensor_dtype)(const cfx_grad_context* g, int64_t tensor);
+  /* A node of op `op_name`; inputs in the op's order (one call per argument), attrs, then
+   * finish. Type attrs and list lengths are inferred from the inputs as in the C++ client API. */
+  cfx_grad_node* (*grad_node_new)(cfx_grad_context* g, const char* op_name);
+  void (*grad_node_input)(cfx_grad_node* n, int64_t tensor);
+  void (*grad_node_input_list)(cfx_grad_node* n, const int64_t* tensors, int count);
+  void (*grad_node_attr_int)(cfx_grad_node* n, const char* name, int64_t value);
+  void (*grad_node_attr_float)(cfx_grad_node* n, const char* name, float value);
+  void (*grad_node_attr_bool)(cfx_grad_node* n, const char* name, int value);
+  void (*grad_node_attr_type)(cfx_grad_node* n, const char* name, cfx_dtype value);
+  void (*grad_node_attr_string)(cfx_grad_node* n, const char* name, const char* data,
+                                size_t size);
+  void (*grad_node_attr_int_list)(cfx_grad_node* n, const char* name, const int64_t* values,
+                                  int count);
+  /* Copies attr `forward_name` of the forward node (with its default) as attr `name`. */
+  void (*grad_node_copy_attr)(cfx_grad_node* n, const char* forward_name, const char* name);
+  /* Adds the node and frees the builder: the handle of output 0, or -1 with the error in `s`. */
+  int64_t (*grad_node_finish)(cfx_grad_node* n, cfx_status* s);
+  /* The gradient of forward input `index` (unset inputs get no gradient). */
+  void (*grad_set_input_grad)(cfx_grad_context* g, int index, int64_t tensor);
+  /* A scalar constant of `dtype` with `value` (handy for scales and epsilons). */
+  int64_t (*grad_scalar)(cfx_grad_context* g, cfx_dtype dtype, double value, cfx_status* s);
 } cfx_host_api;
 
 /* ---- Entry points every plugin exports --------------------------------------------------- */

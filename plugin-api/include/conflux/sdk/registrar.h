@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 
+#include "conflux/sdk/gradient.h"
 #include "conflux/sdk/kernel.h"
 
 namespace cfx::sdk {
@@ -118,6 +119,15 @@ class Plugin {
     return KernelBuilder(this, Host().kernel_builder_new(op, device_type, &internal::CreateKernel<K>,
                                                          nullptr, &internal::ComputeKernelAsync<K>,
                                                          &internal::DestroyKernel<K>));
+  }
+  // Registers F as the gradient of `op` (ABI minor 2). A host older than minor 2 has no
+  // gradient table: the plugin still loads, without its gradients.
+  template <GradientFunction F>
+  void Gradient(const char* op) {
+    if (Host().abi_minor < 2 || !CFX_HAS_FIELD(&Host(), cfx_host_api, register_gradient)) return;
+    HostStatus s;
+    Host().register_gradient(r_, op, &internal::RunGradient<F>, nullptr, s.get());
+    Record(s.ToStatus());
   }
   void DeviceType(const cfx_device_type_desc* desc) {
     HostStatus s;

@@ -1,0 +1,127 @@
+// The ops-nn plugin's gradient functions, registered through the plugin ABI, against finite
+// differences (ComputeGradientError). Kernels with double support are checked in double; the
+// convolution, pooling and batch-norm kernels are float-only and get bounds for float rounding.
+#include <functional>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "conflux/cc/gradient_checker.h"
+#include "conflux/cc/op_builder.h"
+#include "conflux/cc/ops/nn_ops.h"
+#include "conflux/cc/ops/standard_ops.h"
+#include "kernel_test_util.h"
+
+namespace cfx {
+namespace {
+
+using test::TestRuntime;
+using X = std::vector<Output>;
+
+Tensor Random(DataType dtype, TensorShape shape, double lo, double hi, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  Tensor t(dtype, shape);
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    if (dtype == DT_DOUBLE) {
+      t.at<double>(i) = dist(gen);
+    } else {
+      t.at<float>(i) = static_cast<float>(dist(gen));
+    }
+  }
+  return t;
+}
+
+struct NnCase {
+  const char* name;
+  std::vector<Tensor> inputs;
+  std::function<Output(const Scope&, const X&)> build;
+  double delta, bound;
+};
+
+std::vector<NnCase> Cases() {
+  const Tensor d23 = Random(DT_DOUBLE, {2, 3}, -2, 2, 1), d3 = Random(DT_DOUBLE, {3}, -1, 1, 2);
+  const double kD = 1e-5, kDBound = 1e-6, kF = 1e-2, kFBound = 2e-3;
+  return {
+      {"BiasAdd", {d23, d3}, [](const Scope& s, const X& x) { return ops::BiasAdd(s, x[0], x[1]); }, kD, kDBound},
+      {"Softmax", {d23}, [](const Scope& s, const X& x) { return ops::Softmax(s, x[0]); }, kD, kDBound},
+      {"LogSoftmax", {d23}, [](const Scope& s, const X& x) { return ops::LogSoftmax(s, x[0]); }, kD, kDBound},
+      {"Relu6", {Random(DT_DOUBLE, {2, 3}, 0.1, 5.9, 3)}, [](const Scope& s, const X& x) { return ops::Relu6(s, x[0]); }, kD, kDBound},
+      {"Elu", {d23}, [](const Scope& s, const X& x) { return ops::Elu(s, x[0]); }, kD, kDBound},
+      {"Selu", {d23}, [](const Scope& s, const X& x) { return ops::Selu(s, x[0]); }, kD, kDBound},
+      {"Softplus", {d23}, [](const Scope& s, const X& x) { return ops::Softplus(s, x[0]); }, kD, kDBound},
+      {"L2Loss", {d23}, [](const Scope& s, const X& x) { return ops::L2Loss(s, x[0]); }, kD, kDBound},
+      // Labels are distributions (rows sum to 1): the op's backprop is softmax - labels.
+      {"SoftmaxCrossEntropyWithLogits",
+       {d23, [] {
+          Tensor t(DT_DOUBLE, TensorShape({2, 3}));
+          const double rows[] = {0.2, 0.5, 0.3, 0.7, 0.1, 0.2};
+          for (int i = 0; i < 6; ++i) t.at<double>(i) = rows[i];
+          return t;
+        }()},
+       [](const Scope& s, const X& x) {
+         return ops::SoftmaxCrossEntropyWithLogits(s, x[0], x[1]).loss;
+       }, kD, kDBound},
+      {"SparseSoftmaxCrossEntropyWithLogits", {d23},
+       [](const Scope& s, const X& x) {
+         return ops::SparseSoftmaxCrossEntropyWithLogits(s, x[0], {2, 0}).loss;
+       }, kD, kDBound},
+      {"Conv2D", {Random(DT_FLOAT, {2, 5, 4, 2}, -1, 1, 5), Random(DT_FLOAT, {3, 3, 2, 3}, -1, 1, 6)},
+       [](const Scope& s, const X& x) {
+         return ops::Conv2D(s, x[0], x[1], {1, 2, 2, 1}, "SAME");
+       }, kF, kFBound},
+      {"Conv2DDilatedValid", {Random(DT_FLOAT, {1, 6, 6, 1}, -1, 1, 7), Random(DT_FLOAT, {2, 2, 1, 2}, -1, 1, 8)},
+       [](const Scope& s, const X& x) {
+         return ops::Conv2D(s, x[0], x[1], {1, 1, 1, 1}, "VALID",
+                            ops::Conv2DAttrs().Dilations({1, 2, 2, 1}));
+       }, kF, kFBound},
+      // Values at least 0.1 apart (a permutation scaled), so that no step moves a maximum.
+      {"MaxPool", {[] {
+         Tensor t(DT_FLOAT, TensorShape({1, 4, 4, 2}));
+         for (int i = 0; i < 32; ++i) t.at<float>(i) = 0.1f * static_cast<float>((i * 13) % 32);
+         return t;
+       }()},
+       [](const Scope& s, const X& x) {
+         return ops::MaxPool(s, x[0], {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
+       }, kF / 10, kFBound},
+      {"AvgPoolSame", {Random(DT_FLOAT, {1, 5, 5, 2}, -1, 1, 9)},
+       [](const Scope& s, const X& x) {
+         return ops::AvgPool(s, x[0], {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME");
+       }, kF, kFBound},
+      {"FusedBatchNormV3Training",
+       {Random(DT_FLOAT, {4, 2, 2, 3}, -1, 1, 10), Random(DT_FLOAT, {3}, 0.5, 1.5, 11),
+        Random(DT_FLOAT, {3}, -1, 1, 12)},
+       [](const Scope& s, const X& x) {
+         Output zeros = ops::Const(s, {0.f, 0.f, 0.f}), ones = ops::Const(s, {1.f, 1.f, 1.f});
+         return ops::FusedBatchNormV3(s, x[0], x[1], x[2], zeros, ones).y;
+       }, kF, 1e-2},
+  };
+}
+
+class NnGradient : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(NnGradient, MatchesFiniteDifferences) {
+  const NnCase c = Cases()[GetParam()];
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  X xs;
+  for (const Tensor& t : c.inputs) xs.push_back(ops::Placeholder(root, t.dtype()));
+  Output y = c.build(root, xs);
+  ASSERT_TRUE(root.ok()) << root.status();
+  auto err = ComputeGradientError(root, &TestRuntime(), xs, c.inputs, {y}, c.delta);
+  ASSERT_OK(err.status());
+  EXPECT_LT(*err, c.bound) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(OpsNn, NnGradient, ::testing::Range<size_t>(0, Cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return std::string(Cases()[info.param].name);
+                         });
+
+TEST(PluginGradients, ComeFromThePluginThatRegisteredThem) {
+  const auto* g = TestRuntime().FindPluginGradient("Conv2D");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(TestRuntime().FindPluginGradient("MatMul"), nullptr);  // a standard gradient
+}
+
+}  // namespace
+}  // namespace cfx
