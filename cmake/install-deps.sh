@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libeigen3-dev libdnnl-dev libboost-dev libboost-filesystem-dev
-  libyaml-cpp-dev libprotobuf-dev protobuf-compiler
+  libyaml-cpp-dev libprotobuf-dev protobuf-compiler zlib1g-dev
   libopenmpi-dev openmpi-bin
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
   libgtest-dev libgmock-dev libbenchmark-dev python3-numpy

@@ -3,6 +3,7 @@
 #ifndef CONFLUX_CORE_SRC_KERNELS_BUILTIN_H_
 #define CONFLUX_CORE_SRC_KERNELS_BUILTIN_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,12 @@ StatusOr<Tensor> CopyOnDevice(const Device& device, const Tensor& src);
 void RegisterRuntimeKernels(KernelRegistry* r);  // _Arg, _Retval, _Send, _Recv
 void RegisterStateKernels(KernelRegistry* r);    // variables
 void RegisterQueueKernels(KernelRegistry* r);    // queues
+void RegisterReaderKernels(KernelRegistry* r);   // FixedLengthRecordReaderV2, ReaderRead*V2
+
+// Dequeues one element of the string queue named by input `index` (a reader's next file);
+// done(error) when the queue is closed and empty (OutOfRange) or the step is cancelled.
+void DequeueStringAsync(cfx_kernel_context* c, int index,
+                        std::function<void(const Status&, std::string)> done);
 
 }  // namespace cfx::internal
 

@@ -510,6 +510,23 @@ class SizeKernel : public BuiltinKernel {
 
 }  // namespace
 
+void DequeueStringAsync(cfx_kernel_context* c, int index,
+                        std::function<void(const Status&, std::string)> done) {
+  auto h = HandleFromInput(c, index);
+  if (!h.ok()) return done(h.status(), "");
+  auto q = c->device->resource_mgr()->Lookup<QueueBase>(h->container, h->name);
+  if (!q.ok()) return done(q.status(), "");
+  if ((*q)->types().size() != 1 || (*q)->types()[0] != DT_STRING)
+    return done(errors::InvalidArgument("queue ", h->name, " must hold single strings ",
+                                        "(filenames)"),
+                "");
+  (*q)->TryDequeue(-1, false, Cancellation(c), -1,
+                   [done, q = *q](const Status& s, std::vector<Element> got) {
+                     if (!s.ok()) return done(s, "");
+                     done(Status(), got[0][0].at<std::string>(0));
+                   });
+}
+
 void RegisterQueueKernels(KernelRegistry* r) {
   auto reg = [&](KernelDef def) {
     if (!r->Register(std::move(def)).ok()) std::abort();

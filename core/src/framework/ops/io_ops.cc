@@ -1,4 +1,5 @@
-// SaveV2 and RestoreV2: write and read named tensors to and from a checkpoint file.
+// SaveV2 and RestoreV2 (named tensors to and from a checkpoint file); record readers and
+// DecodeRaw (input pipelines).
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
 
@@ -23,6 +24,63 @@ Status CheckCheckpointInputs(InferenceContext& c) {
 }  // namespace
 
 void RegisterIoOps(OpRegistry* r) {
+  r->RegisterOrDie(OpDefBuilder("FixedLengthRecordReaderV2")
+                       .Output("reader_handle: resource")
+                       .Attr("header_bytes: int = 0")
+                       .Attr("record_bytes: int")
+                       .Attr("footer_bytes: int = 0")
+                       .Attr("hop_bytes: int = 0")
+                       .Attr("container: string = ''")
+                       .Attr("shared_name: string = ''")
+                       .Attr("encoding: string = ''")
+                       .SetIsStateful()
+                       .SetShapeFn(ScalarShape)
+                       .Summary("A reader of fixed-length records from the files of a queue."));
+  r->RegisterOrDie(OpDefBuilder("ReaderReadV2")
+                       .Input("reader_handle: resource")
+                       .Input("queue_handle: resource")
+                       .Output("key: string")
+                       .Output("value: string")
+                       .SetIsStateful()
+                       .SetShapeFn(ScalarShape)
+                       .Summary("The next record (key, value) of a reader."));
+  r->RegisterOrDie(OpDefBuilder("ReaderReadUpToV2")
+                       .Input("reader_handle: resource")
+                       .Input("queue_handle: resource")
+                       .Input("num_records: int64")
+                       .Output("keys: string")
+                       .Output("values: string")
+                       .SetIsStateful()
+                       .SetShapeFn([](InferenceContext& c) {
+                         c.set_output(0, PartialTensorShape({kUnknownDim}));
+                         c.set_output(1, PartialTensorShape({kUnknownDim}));
+                         return Status();
+                       })
+                       .Summary("Up to num_records records of a reader (fewer at the end)."));
+  for (const char* op : {"ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2"})
+    r->RegisterOrDie(OpDefBuilder(op)
+                         .Input("reader_handle: resource")
+                         .Output("records_produced: int64")
+                         .SetIsStateful()
+                         .SetShapeFn(ScalarShape));
+  r->RegisterOrDie(
+      OpDefBuilder("ReaderResetV2").Input("reader_handle: resource").SetIsStateful());
+  r->RegisterOrDie(
+      OpDefBuilder("DecodeRaw")
+          .Input("bytes: string")
+          .Output("output: out_type")
+          .Attr("out_type: {half, float, double, int32, uint16, uint8, int16, int8, int64, "
+                "complex64, complex128, bool}")
+          .Attr("little_endian: bool = true")
+          .SetShapeFn([](InferenceContext& c) {
+            PartialTensorShape in = c.input(0);
+            if (in.unknown_rank()) return Status();
+            std::vector<int64_t> dims = in.dims();
+            dims.push_back(kUnknownDim);
+            c.set_output(0, PartialTensorShape(dims));
+            return Status();
+          })
+          .Summary("Reinterprets the bytes of each string as a vector of numbers."));
   r->RegisterOrDie(OpDefBuilder("SaveV2")
                        .Input("prefix: string")
                        .Input("tensor_names: string")
