@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's entry points. `main` builds and runs the main job; `test` builds and runs the tests.
+# The README's entry points. `main` builds and runs the main job (training on Fashion-MNIST);
+# `test` builds and runs the tests.
 # Both install dependencies first (cmake/install-deps.sh) and reuse the build folder `build/`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,8 +15,11 @@ configure() {
 case "${1:-}" in
   main)
     configure
-    cmake --build "$build" --target conflux_cli conflux_cpu conflux_ops-nn -j "$jobs"
-    "$build/bin/conflux" graph eval "$root/examples/graphs/affine.pbtxt" --fetch y --fetch total
+    cmake --build "$build" --target fashion_mnist conflux_cpu conflux_ops-nn -j "$jobs"
+    # Trains the tutorial CNN on Fashion-MNIST; logs and checkpoints in fashion_mnist_logs/ (a
+    # second run resumes from the latest checkpoint). Extra arguments go to the program.
+    shift
+    CONFLUX_PLUGIN_PATH="$build/lib/conflux/plugins" "$build/bin/fashion_mnist" "$@"
     ;;
   test)
     configure

@@ -3,15 +3,14 @@
 //
 //   build/bin/fashion_mnist [--epochs 15] [--steps N] [--batch 64] [--lr 0.001]
 //                           [--data /usr/share/datasets/fashion-mnist] [--logdir fashion_mnist_logs]
-//                           [--config FILE] [--fresh]
+//                           [--config FILE] [--fresh] [--expect-loss-drop F]
 //
 // Input runs in the graph (whitepaper §4.5, §4.6): the gzipped IDX files are read by
 // FixedLengthRecordReaderV2 from filename queues, decoded with DecodeRaw and enqueued into a
 // RandomShuffleQueue by a background thread (a queue runner); each training step dequeues a batch.
 // A progress bar shows epoch, step, loss, accuracy, examples/s and ETA. Checkpoints go to the log
 // directory every 500 steps and at the end, and a later run resumes from the latest one (--fresh
-// starts over); TensorBoard logs (scalars, histograms, input images, the graph) go there too. At
-// the end it reports the test-set accuracy. --steps stops after that many steps (for tests).
+// starts over). At the end it reports the test-set accuracy. --steps stops after that many steps (for tests).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,7 +26,6 @@
 #include "conflux/cc/optimizers.h"
 #include "conflux/cc/saver.h"
 #include "conflux/cc/variables.h"
-#include "conflux/summary_writer.h"
 #include "model.h"
 
 namespace fashion {
@@ -50,6 +48,7 @@ struct Flags {
   std::string logdir = "fashion_mnist_logs";
   std::string config;
   bool fresh = false;
+  double expect_loss_drop = 0;  // > 0: fail unless the loss fell by this fraction
 };
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -72,6 +71,7 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     else if (a == "--data") f->data = v;
     else if (a == "--logdir") f->logdir = v;
     else if (a == "--config") f->config = v;
+    else if (a == "--expect-loss-drop") f->expect_loss_drop = std::atof(v);
     else {
       std::fprintf(stderr, "fashion_mnist: unknown flag %s\n", a.c_str());
       return false;
@@ -97,7 +97,7 @@ IdxReader ReadIdx(const cfx::Scope& scope, const std::string& images_file,
   auto file_queue = [&](const std::string& name, const std::string& file) {
     cfx::Scope s = scope.NewSubScope(name);
     Output q = ops::FIFOQueueV2(s, {cfx::DT_STRING},
-                                ops::FIFOQueueV2Attrs().Capacity(epochs).SharedName(name));
+                                ops::FIFOQueueV2Attrs().Capacity(epochs));
     std::vector<std::string> names(epochs, file);
     cfx::Tensor t(cfx::DT_STRING, cfx::TensorShape({epochs}));
     for (int i = 0; i < epochs; ++i) t.at<std::string>(i) = names[i];
@@ -171,18 +171,14 @@ int Run(const Flags& flags) {
   auto batch = ops::QueueDequeueManyV2(input, shuffle, flags.batch,
                                        {cfx::DT_FLOAT, cfx::DT_INT32});
   Output training = ops::Placeholder(root.WithOpName("training"), cfx::DT_BOOL);
-  Model model = BuildModel(root, batch.components[0], batch.components[1], training, 0.5f);
+  // The dequeued batch has the queue's element shapes; saying so here gives the layers static
+  // shapes (Reshape shares the buffer).
+  Output batch_images = ops::Reshape(input, batch.components[0], {-1, 28, 28, 1});
+  Output batch_labels = ops::Reshape(input, batch.components[1], {-1});
+  Model model = BuildModel(root, batch_images, batch_labels, training, 0.5f);
   Output step = cfx::GlobalStep(root);
   cfx::AdamOptimizer adam(flags.lr);
   cfx::Operation train_op = adam.Minimize(root, model.loss, {}, step);
-  // Summaries.
-  cfx::Scope sum = root.NewSubScope("summaries");
-  Output summaries = ops::MergeSummary(
-      sum, {ops::ScalarSummary(sum, std::string("loss"), model.loss),
-            ops::ScalarSummary(sum, std::string("accuracy"), model.accuracy),
-            ops::HistogramSummary(sum, std::string("logits"), model.logits),
-            ops::ImageSummary(sum, std::string("input"), model.images,
-                              ops::ImageSummaryAttrs().MaxImages(3))});
   IdxReader test = ReadIdx(root.NewSubScope("test_input"), data + "t10k-images-idx3-ubyte.gz",
                            data + "t10k-labels-idx1-ubyte.gz", 1, kTestExamples);
   cfx::Operation init = cfx::GlobalVariablesInitializer(root);
@@ -203,11 +199,6 @@ int Run(const Flags& flags) {
     std::printf("resuming from %s (step %lld)\n", latest->c_str(),
                 static_cast<long long>(start_step));
   }
-  auto writer = cfx::SummaryWriter::Create(flags.logdir);
-  if (!writer.ok()) return Fail(writer.status());
-  cfx::GraphDef graph;
-  if (!(s = root.ToGraphDef(&graph)).ok() || !(s = (*writer)->AddGraph(graph)).ok()) return Fail(s);
-
   // The queue runner: fills the shuffle queue until the files run out, then closes it.
   if (!(s = session.Run({}, {}, {train.close_files}, nullptr)).ok()) return Fail(s);
   std::thread runner([&] {
@@ -220,21 +211,19 @@ int Run(const Flags& flags) {
   int64_t total = flags.steps > 0 ? start_step + flags.steps : steps_per_epoch * flags.epochs;
   cfx::PeriodicSaver periodic(&saver, flags.logdir + "/model.ckpt", 500, 0);
   const auto t0 = std::chrono::steady_clock::now();
-  double loss_avg = 0, acc_avg = 0;
+  double loss_avg = 0, acc_avg = 0, first_losses = 0, last_losses = 0;
+  std::vector<double> losses;
   int64_t done = 0, cur = start_step;
   std::vector<cfx::Tensor> out;
   for (cur = start_step; cur < total; ++cur) {
-    const bool log = (cur + 1) % 100 == 0;
-    std::vector<Output> fetches = {model.loss, model.accuracy};
-    if (log) fetches.push_back(summaries);
-    s = session.Run({{training, true}}, fetches, {train_op}, &out);
+    s = session.Run({{training, true}}, {model.loss, model.accuracy}, {train_op}, &out);
     if (s.code() == cfx::Code::kOutOfRange) break;  // the input ran out: the epochs are done
     if (!s.ok()) break;
     ++done;
+    losses.push_back(out[0].at<float>(0));
     const double a = 0.98;
     loss_avg = done == 1 ? out[0].at<float>(0) : a * loss_avg + (1 - a) * out[0].at<float>(0);
     acc_avg = done == 1 ? out[1].at<float>(0) : a * acc_avg + (1 - a) * out[1].at<float>(0);
-    if (log) (void)(*writer)->AddSummary(out[2].at<std::string>(0), cur + 1);
     auto saved = periodic.MaybeSave(&session, cur + 1);
     if (!saved.ok()) {
       s = saved.status();
@@ -284,8 +273,20 @@ int Run(const Flags& flags) {
   const double accuracy = static_cast<double>(correct) / kTestExamples;
   std::printf("test accuracy %.4f (%lld/%lld)\n", accuracy, static_cast<long long>(correct),
               static_cast<long long>(kTestExamples));
-  (void)(*writer)->AddScalar("test_accuracy", static_cast<float>(accuracy), cur);
-  (void)(*writer)->Flush();
+  if (flags.expect_loss_drop > 0) {
+    const size_t k = std::min<size_t>(10, losses.size() / 2);
+    for (size_t i = 0; i < k; ++i) {
+      first_losses += losses[i] / k;
+      last_losses += losses[losses.size() - 1 - i] / k;
+    }
+    std::printf("mean loss: first %zu steps %.4f, last %zu steps %.4f\n", k, first_losses, k,
+                last_losses);
+    if (k == 0 || !(last_losses < (1 - flags.expect_loss_drop) * first_losses)) {
+      std::fprintf(stderr, "fashion_mnist: the loss did not fall by %.0f%%\n",
+                   100 * flags.expect_loss_drop);
+      return 3;
+    }
+  }
   return 0;
 }
 

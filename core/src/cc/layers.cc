@@ -1,6 +1,7 @@
 // Layer helpers (see conflux/cc/layers.h).
 #include "conflux/cc/layers.h"
 
+#include "conflux/cc/op_builder.h"
 #include "conflux/cc/ops/nn_ops.h"
 #include "conflux/cc/ops/standard_ops.h"
 #include "conflux/cc/variables.h"
@@ -53,7 +54,7 @@ Output Bias(const Scope& s, int64_t n, DataType dtype) {
 }  // namespace
 
 Output Dense(const Scope& scope, const Output& x, int64_t units, Activation activation) {
-  if (!scope.ok()) return Output();
+  if (!scope.ok() || !x.valid()) return Output();
   Scope s = scope.NewSubScope("dense");
   const int64_t in = LastDim(s, x, "layers::Dense");
   if (in < 0) return Output();
@@ -65,7 +66,7 @@ Output Dense(const Scope& scope, const Output& x, int64_t units, Activation acti
 
 Output Conv2D(const Scope& scope, const Output& x, int64_t filters, int64_t kernel, int64_t stride,
               const std::string& padding, Activation activation) {
-  if (!scope.ok()) return Output();
+  if (!scope.ok() || !x.valid()) return Output();
   Scope s = scope.NewSubScope("conv2d");
   const int64_t in = LastDim(s, x, "layers::Conv2D");
   if (in < 0) return Output();
@@ -83,6 +84,7 @@ Output MaxPool(const Scope& scope, const Output& x, int64_t size, int64_t stride
 }
 
 Output Flatten(const Scope& scope, const Output& x) {
+  if (!scope.ok() || !x.valid()) return Output();
   Scope s = scope.NewSubScope("flatten");
   PartialTensorShape shape = s.StaticShape(x);
   int64_t rest = 1;
@@ -99,17 +101,27 @@ Output Flatten(const Scope& scope, const Output& x) {
 }
 
 Output Dropout(const Scope& scope, const Output& x, float rate, const Output& training) {
+  if (!scope.ok() || !x.valid()) return Output();
   Scope s = scope.NewSubScope("dropout");
-  const float keep = 1.0f - rate;
-  Output u = ops::RandomUniform(s, ops::Shape(s, x), BaseType(x.type()),
+  const DataType t = BaseType(x.type());
+  // keep = 1 - rate while training, 1 otherwise: one path, no branch to evaluate twice.
+  Output keep = ops::SelectV2(s, training, ops::Const(s, 1.0f - rate, t), ops::Const(s, 1.0f, t));
+  Output u = ops::RandomUniform(s, ops::Shape(s, x), t,
                                 ops::RandomUniformAttrs().Seed(NextSeed(s)).Seed2(7));
-  Output mask = ops::Cast(s, ops::Less(s, u, keep), BaseType(x.type()));
-  Output dropped = ops::Mul(s, ops::Mul(s, x, mask), 1.0f / keep);
-  return ops::SelectV2(s, training, dropped, x);
+  Output mask = ops::RealDiv(s, ops::Cast(s, ops::Less(s, u, keep), t), keep);
+  // The mask's shape is x's, known only when the graph runs: record x's static shape on the
+  // result so that layers after it can be built.
+  Operation y = OpBuilder(s, "Mul")
+                    .Input(x)
+                    .Input(mask)
+                    .Attr("_output_shapes", std::vector<PartialTensorShape>{s.StaticShape(x)})
+                    .Finish();
+  return y.valid() ? y.output(0) : Output();
 }
 
 Output BatchNorm(const Scope& scope, const Output& x, bool training, float momentum,
                  float epsilon) {
+  if (!scope.ok() || !x.valid()) return Output();
   Scope s = scope.NewSubScope("batch_norm");
   const int64_t c = LastDim(s, x, "layers::BatchNorm");
   if (c < 0) return Output();

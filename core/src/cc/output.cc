@@ -13,7 +13,9 @@ Output Operation::input(int i) const {
 
 Output Operation::output(int i) const { return Output(node_, i); }
 
-std::string Output::name() const { return StrCat(node()->name(), ":", index_); }
+std::string Output::name() const {
+  return valid() ? StrCat(node()->name(), ":", index_) : std::string("<invalid output>");
+}
 
 Input::Input(const std::string& s) : tensor_(DT_STRING, TensorShape()), has_tensor_(true) {
   tensor_.at<std::string>(0) = s;

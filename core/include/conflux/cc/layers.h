@@ -40,7 +40,7 @@ Output Flatten(const Scope& scope, const Output& x);
 
 // Inverted dropout: during training (`training` true) keeps each element with probability
 // 1 - rate and scales kept ones by 1 / (1 - rate); otherwise the identity. `training` is a bool
-// scalar tensor (usually a PlaceholderWithDefault-like feed).
+// scalar tensor (usually a fed Placeholder).
 Output Dropout(const Scope& scope, const Output& x, float rate, const Output& training);
 
 // Batch normalization over the last axis (FusedBatchNormV3): batch statistics when `training`,
