@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "conflux/graph_def.h"
+#include "conflux/half.h"
 #include "conflux/npy.h"
 #include "conflux/session.h"
 #include "conflux/trace.h"
@@ -18,26 +19,6 @@
 
 namespace cfx {
 namespace {
-
-float HalfToFloat(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  float f;
-  if (exponent == 0)
-    f = std::ldexp(static_cast<float>(mantissa), -24);
-  else if (exponent == 31)
-    f = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  else
-    f = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-  return (h & 0x8000) ? -f : f;
-}
-
-float Bfloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
 
 // Appends " min=.. max=.. mean=.. values={..}" for elements get(0..n-1) of a real type.
 template <typename T, typename Get>

@@ -10,7 +10,9 @@
 // RandomShuffleQueue by a background thread (a queue runner); each training step dequeues a batch.
 // A progress bar shows epoch, step, loss, accuracy, examples/s and ETA. Checkpoints go to the log
 // directory every 500 steps and at the end, and a later run resumes from the latest one (--fresh
-// starts over). At the end it reports the test-set accuracy. --steps stops after that many steps (for tests).
+// starts over). TensorBoard event files go there too (`tensorboard --logdir fashion_mnist_logs`):
+// loss, accuracy, histograms, input images and the graph. At the end it reports the test-set
+// accuracy. --steps stops after that many steps (for tests).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +28,7 @@
 #include "conflux/cc/optimizers.h"
 #include "conflux/cc/saver.h"
 #include "conflux/cc/variables.h"
+#include "conflux/summary_writer.h"
 #include "model.h"
 
 namespace fashion {
@@ -37,6 +40,7 @@ namespace ops = cfx::ops;
 
 constexpr int64_t kTrainExamples = 60000;
 constexpr int64_t kTestExamples = 10000;
+constexpr int64_t kSummaryEvery = 100;  // steps between TensorBoard summaries
 constexpr int64_t kReadChunk = 500;  // records per queue-runner step; divides both set sizes
 
 struct Flags {
@@ -181,16 +185,33 @@ int Run(const Flags& flags) {
   cfx::Operation train_op = adam.Minimize(root, model.loss, {}, step);
   IdxReader test = ReadIdx(root.NewSubScope("test_input"), data + "t10k-images-idx3-ubyte.gz",
                            data + "t10k-labels-idx1-ubyte.gz", 1, kTestExamples);
+  // TensorBoard: loss and accuracy, histograms of the logits and of every weight, and a few
+  // input images, written every kSummaryEvery steps with the graph.
+  cfx::Scope sums = root.NewSubScope("summaries");
+  cfx::InputList summaries = {
+      ops::ScalarSummary(sums, std::string("loss"), model.loss),
+      ops::ScalarSummary(sums, std::string("accuracy"), model.accuracy),
+      ops::HistogramSummary(sums, std::string("logits"), model.logits),
+      ops::ImageSummary(sums, std::string("input"), batch_images,
+                        ops::ImageSummaryAttrs().MaxImages(3))};
+  for (const Output& w : root.GetCollection(cfx::kTrainableVariables))
+    summaries.push_back(ops::HistogramSummary(sums, w.node()->name(), w));
+  Output merged_summary = ops::MergeSummary(sums, summaries);
   cfx::Operation init = cfx::GlobalVariablesInitializer(root);
   cfx::Saver saver(root);
   if (!root.ok()) return Fail(root.status());
 
   cfx::ClientSession session(root, rt);
+  Status s;
+  auto writer = cfx::SummaryWriter::Create(flags.logdir);
+  if (!writer.ok()) return Fail(writer.status());
+  cfx::GraphDef graph_def;
+  if (!(s = root.ToGraphDef(&graph_def)).ok() || !(s = (*writer)->AddGraph(graph_def)).ok())
+    return Fail(s);
   int64_t start_step = 0;
   auto latest = flags.fresh ? cfx::StatusOr<std::string>(cfx::errors::NotFound(""))
                             : cfx::LatestCheckpoint(flags.logdir);
-  Status s = session.Run({}, {}, {init}, nullptr);
-  if (!s.ok()) return Fail(s);
+  if (!(s = session.Run({}, {}, {init}, nullptr)).ok()) return Fail(s);
   if (latest.ok()) {
     if (!(s = saver.Restore(&session, *latest)).ok()) return Fail(s);
     std::vector<cfx::Tensor> out;
@@ -216,9 +237,13 @@ int Run(const Flags& flags) {
   int64_t done = 0, cur = start_step;
   std::vector<cfx::Tensor> out;
   for (cur = start_step; cur < total; ++cur) {
-    s = session.Run({{training, true}}, {model.loss, model.accuracy}, {train_op}, &out);
+    const bool summarize = cur % kSummaryEvery == 0;
+    std::vector<Output> fetches = {model.loss, model.accuracy};
+    if (summarize) fetches.push_back(merged_summary);
+    s = session.Run({{training, true}}, fetches, {train_op}, &out);
     if (s.code() == cfx::Code::kOutOfRange) break;  // the input ran out: the epochs are done
     if (!s.ok()) break;
+    if (summarize && !(s = (*writer)->AddSummary(out[2].at<std::string>(0), cur)).ok()) break;
     ++done;
     losses.push_back(out[0].at<float>(0));
     const double a = 0.98;
@@ -273,6 +298,10 @@ int Run(const Flags& flags) {
   const double accuracy = static_cast<double>(correct) / kTestExamples;
   std::printf("test accuracy %.4f (%lld/%lld)\n", accuracy, static_cast<long long>(correct),
               static_cast<long long>(kTestExamples));
+  if (!(s = (*writer)->AddScalar("test_accuracy", static_cast<float>(accuracy), cur)).ok() ||
+      !(s = (*writer)->Flush()).ok())
+    return Fail(s);
+  std::printf("TensorBoard log %s\n", (*writer)->path().c_str());
   if (flags.expect_loss_drop > 0) {
     const size_t k = std::min<size_t>(10, losses.size() / 2);
     for (size_t i = 0; i < k; ++i) {

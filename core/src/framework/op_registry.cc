@@ -280,6 +280,7 @@ void RegisterStandardOps(OpRegistry* registry) {
   internal::RegisterLinalgOps(registry);
   internal::RegisterDebugOps(registry);
   internal::RegisterIoOps(registry);
+  internal::RegisterSummaryOps(registry);
   internal::RegisterTrainingOps(registry);
   internal::RegisterGradientOps(registry);
 }

@@ -80,6 +80,7 @@ void RegisterRuntimeKernels(KernelRegistry* r);  // _Arg, _Retval, _Send, _Recv
 void RegisterStateKernels(KernelRegistry* r);    // variables
 void RegisterQueueKernels(KernelRegistry* r);    // queues
 void RegisterReaderKernels(KernelRegistry* r);   // FixedLengthRecordReaderV2, ReaderRead*V2
+void RegisterSummaryKernels(KernelRegistry* r);  // ScalarSummary, ..., MergeSummary
 
 // Dequeues one element of the string queue named by input `index` (a reader's next file);
 // done(error) when the queue is closed and empty (OutOfRange) or the step is cancelled.

@@ -18,7 +18,8 @@ void RegisterRandomOps(OpRegistry* r);       // RandomUniform, RandomStandardNor
                                              // TruncatedNormal, RandomUniformInt, RandomShuffle
 void RegisterLinalgOps(OpRegistry* r);       // MatrixInverse, MatrixDeterminant, BatchMatMulV2
 void RegisterDebugOps(OpRegistry* r);        // Assert, Print, CheckNumerics
-void RegisterIoOps(OpRegistry* r);           // SaveV2, RestoreV2
+void RegisterIoOps(OpRegistry* r);           // SaveV2, RestoreV2, readers, DecodeRaw
+void RegisterSummaryOps(OpRegistry* r);      // ScalarSummary, HistogramSummary, ImageSummary, ...
 void RegisterTrainingOps(OpRegistry* r);     // (Resource)Apply{GradientDescent, Momentum, Adam,
                                              // RMSProp}
 void RegisterGradientOps(OpRegistry* r);     // ReluGrad, SigmoidGrad, ..., BroadcastGradientArgs,
