@@ -118,6 +118,9 @@ class MaxPoolGradKernel : public PoolKernelBase<T> {
                                   ShapeStr(grad.shape()), ") must have the pooled shape ",
                                   ShapeStr(g.output()), " of orig_input ",
                                   ShapeStr(input.shape()));
+    if (g.h.in * g.w.in * g.c > std::numeric_limits<int32_t>::max())
+      return sdk::InvalidArgument("MaxPoolGrad: an image of ", ShapeStr(input.shape()),
+                                  " has more than 2^31 - 1 elements");
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.input()));
     const T* x = input.data<T>();
     const T* dy = grad.data<T>();
@@ -128,24 +131,34 @@ class MaxPoolGradKernel : public PoolKernelBase<T> {
       const T* gi = dy + i * g.h.out * g.w.out * c;
       T* di = dx + i * g.h.in * g.w.in * c;
       std::fill_n(di, g.h.in * g.w.in * c, T(0));
+      // Per channel, the first maximum of the window (a NaN first element stays the choice).
+      // Branch-free so that the channel loop vectorises; offsets fit in int32 (checked below).
       std::vector<T> best(c);
-      std::vector<int64_t> where(c);
+      std::vector<int32_t> where(c);
       for (int64_t oh = 0; oh < g.h.out; ++oh)
         for (int64_t ow = 0; ow < g.w.out; ++ow, gi += c) {
           const Window win = WindowAt(g, oh, ow);
-          std::fill(best.begin(), best.end(), std::numeric_limits<T>::lowest());
-          std::fill(where.begin(), where.end(), -1);
+          if (win.h0 >= win.h1 || win.w0 >= win.w1) continue;
+          const int32_t first = static_cast<int32_t>((win.h0 * g.w.in + win.w0) * c);
+          for (int64_t k = 0; k < c; ++k) {
+            best[k] = img[first + k];
+            where[k] = first + static_cast<int32_t>(k);
+          }
           for (int64_t ih = win.h0; ih < win.h1; ++ih)
             for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-              const int64_t pos = (ih * g.w.in + iw) * c;
-              for (int64_t k = 0; k < c; ++k)
-                if (img[pos + k] > best[k] || where[k] < 0) {
-                  best[k] = img[pos + k];
-                  where[k] = pos + k;
-                }
+              const int32_t pos = static_cast<int32_t>((ih * g.w.in + iw) * c);
+              const T* v = img + pos;
+              T* b = best.data();
+              int32_t* w = where.data();
+              for (int32_t k = 0; k < static_cast<int32_t>(c); ++k) {
+                // The index is chosen with a bit mask: GCC vectorises that, not a select.
+                const T vk = v[k], bk = b[k];
+                const int32_t greater = -static_cast<int32_t>(vk > bk);
+                b[k] = vk > bk ? vk : bk;
+                w[k] = ((pos + k) & greater) | (w[k] & ~greater);
+              }
             }
-          for (int64_t k = 0; k < c; ++k)
-            if (where[k] >= 0) di[where[k]] += gi[k];
+          for (int64_t k = 0; k < c; ++k) di[where[k]] += gi[k];
         }
     });
     return sdk::Status();

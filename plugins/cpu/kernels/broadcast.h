@@ -121,7 +121,12 @@ struct RunOperand<T, true> {
 template <unsigned kMask, typename F, typename Out, size_t N, size_t... K, typename... In>
 inline void RunSpan(const F& f, int64_t n, Out* out, const std::array<int64_t, N>& offsets,
                     std::index_sequence<K...>, const In*... in) {
+  // `out` is either a buffer of its own or exactly an input's (a forwarded buffer): element i is
+  // read before it is written and no iteration touches another's elements, so there is no
+  // loop-carried dependence. ivdep says so: otherwise GCC guards the vector loop with an overlap
+  // check that an in-place run fails, and falls back to a scalar loop.
   auto loop = [&](auto... operand) {
+#pragma GCC ivdep
     for (int64_t i = 0; i < n; ++i) out[i] = f(operand[i]...);
   };
   loop(RunOperand<In, ((kMask >> K) & 1u) != 0>(in + offsets[K])...);
@@ -192,7 +197,8 @@ void RunBroadcast(sdk::KernelContext& ctx, const Broadcast& b, int64_t cost, con
 template <typename F, typename Out, typename In>
 void RunFlat(sdk::KernelContext& ctx, int64_t n, int64_t cost, const F& f, Out* out, const In* in) {
   ctx.ParallelFor(n, cost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
+#pragma GCC ivdep
+    for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);  // in place or apart (see RunSpan)
   });
 }
 
