@@ -235,14 +235,19 @@ class ExecutorState {
     stats_->nodes.push_back(std::move(ns));
   }
 
-  // Hands ready nodes out: inexpensive ones (and one costly one when nothing else is left) to
-  // `inline_ready`, the other costly ones to the pool. Accounts for them in outstanding_ first.
+  // Hands ready nodes out: inexpensive ones to `inline_ready`, costly ones to the pool, except
+  // that a pool thread keeps one costly node when nothing else is left. Threads outside the pool
+  // (the caller of Run, the completer of an asynchronous kernel) run no costly kernel, so that at
+  // most `inter_op` of them run at once, each with the intra-op threads it expects; a caller that
+  // ran kernels too would start a second OpenMP team that competes with the pool's for the cores.
+  // Accounts for the nodes in outstanding_ first.
   void Schedule(const std::vector<TaggedNode>& ready, std::vector<TaggedNode>* inline_ready) {
     const TaggedNode* costly_inline = nullptr;
     for (const TaggedNode& tn : ready) {
       if (ex_.nodes_[tn.node].inexpensive) {
         inline_ready->push_back(tn);
-      } else if (costly_inline == nullptr && inline_ready->empty()) {
+      } else if (costly_inline == nullptr && inline_ready->empty() &&
+                 ex_.pool_->OwnsCurrentThread()) {
         costly_inline = &tn;
       } else {
         ex_.pool_->Schedule([this, tn] { Process({tn}); });

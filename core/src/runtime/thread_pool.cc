@@ -6,6 +6,7 @@
 namespace cfx {
 namespace {
 thread_local int tls_thread_id = 0;
+thread_local const ThreadPool* tls_pool = nullptr;
 std::atomic<int> next_thread_id{1};
 }  // namespace
 
@@ -34,8 +35,11 @@ void ThreadPool::Schedule(std::function<void()> fn) {
 
 int ThreadPool::CurrentThreadId() { return tls_thread_id; }
 
+bool ThreadPool::OwnsCurrentThread() const { return tls_pool == this; }
+
 void ThreadPool::WorkerLoop(int id) {
   tls_thread_id = id;
+  tls_pool = this;
   for (;;) {
     std::function<void()> fn;
     {

@@ -21,6 +21,8 @@ class ThreadPool {
   int num_threads() const { return static_cast<int>(threads_.size()); }
   // A small number identifying the calling thread (0 = not a pool thread).
   static int CurrentThreadId();
+  // True when the calling thread is one of this pool's threads.
+  bool OwnsCurrentThread() const;
 
  private:
   void WorkerLoop(int id);
