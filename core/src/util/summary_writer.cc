@@ -3,36 +3,21 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "conflux/sdk/crc32c.h"
 #include "proto/event.pb.h"
 
 namespace cfx {
 namespace {
 
-// CRC-32C (Castagnoli), bytewise; TFRecord stores it masked.
-uint32_t Crc32c(const char* data, size_t n) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xFFFFFFFFu;
-  for (size_t i = 0; i < n; ++i) crc = (crc >> 8) ^ table[(crc ^ static_cast<uint8_t>(data[i])) & 0xFF];
-  return crc ^ 0xFFFFFFFFu;
-}
-
+// TFRecord stores CRC-32C masked: rotated right by 15 bits plus a constant.
 uint32_t MaskedCrc(const char* data, size_t n) {
-  const uint32_t crc = Crc32c(data, n);
+  const uint32_t crc = sdk::Crc32c(data, n);
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
 

@@ -8,10 +8,13 @@
 #include <cstring>
 #include <limits>
 
+#include "conflux/sdk/crc32c.h"
 #include "kernels/checkpoint_format.h"
-#include "kernels/crc32c.h"
 
 namespace cfx::cpu::checkpoint {
+
+using sdk::Crc32c;
+using sdk::Crc32cExtend;
 
 size_t ElementSize(cfx_dtype dtype) { return sdk::DTypeSize(dtype); }
 

@@ -12,10 +12,13 @@
 #include <random>
 #include <set>
 
+#include "conflux/sdk/crc32c.h"
 #include "kernels/checkpoint_format.h"
-#include "kernels/crc32c.h"
 
 namespace cfx::cpu::checkpoint {
+
+using sdk::Crc32c;
+using sdk::Crc32cExtend;
 namespace {
 
 // Appends to a file descriptor through a buffer; large blocks go straight to write(2).

@@ -1,13 +1,18 @@
-// CRC-32C: slicing-by-8 tables in software, the crc32 instruction on x86-64 with SSE4.2.
-#include "kernels/crc32c.h"
+// Conflux plugin SDK: CRC-32C (Castagnoli), the checksum of TFRecord files (TensorBoard event
+// files) and of Conflux checkpoints. Slicing-by-8 tables in software, the crc32 instruction on
+// x86-64 with SSE4.2. Header-only; thread-safe (pure functions). Little-endian hosts only.
+#ifndef CONFLUX_SDK_CRC32C_H_
+#define CONFLUX_SDK_CRC32C_H_
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
-namespace cfx::cpu {
-namespace {
+namespace cfx::sdk {
+namespace crc32c_internal {
 
-constexpr uint32_t kPolynomial = 0x82F63B78u;  // reflected Castagnoli polynomial
+inline constexpr uint32_t kPolynomial = 0x82F63B78u;  // reflected Castagnoli polynomial
 
 using Tables = std::array<std::array<uint32_t, 256>, 8>;
 
@@ -22,10 +27,10 @@ constexpr Tables MakeTables() {
     for (int s = 1; s < 8; ++s) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFF];
   return t;
 }
-constexpr Tables kTables = MakeTables();
+inline constexpr Tables kTables = MakeTables();
 
 // `crc` here is the raw register (already inverted).
-uint32_t ExtendSoftware(uint32_t crc, const uint8_t* p, size_t n) {
+inline uint32_t ExtendSoftware(uint32_t crc, const uint8_t* p, size_t n) {
   while (n >= 8) {
     uint64_t word;
     std::memcpy(&word, p, 8);  // little-endian hosts only (checked where files are read)
@@ -42,8 +47,8 @@ uint32_t ExtendSoftware(uint32_t crc, const uint8_t* p, size_t n) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const uint8_t* p,
-                                                          size_t n) {
+__attribute__((target("sse4.2"))) inline uint32_t ExtendHardware(uint32_t crc, const uint8_t* p,
+                                                                 size_t n) {
   uint64_t c = crc;
   while (n >= 8) {
     uint64_t word;
@@ -56,24 +61,30 @@ __attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const ui
   while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
   return c32;
 }
-bool HaveHardware() {
+inline bool HaveHardware() {
   static const bool have = __builtin_cpu_supports("sse4.2");
   return have;
 }
 #else
-uint32_t ExtendHardware(uint32_t crc, const uint8_t* p, size_t n) {
+inline uint32_t ExtendHardware(uint32_t crc, const uint8_t* p, size_t n) {
   return ExtendSoftware(crc, p, n);
 }
-bool HaveHardware() { return false; }
+inline bool HaveHardware() { return false; }
 #endif
 
-}  // namespace
+}  // namespace crc32c_internal
 
-uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
+// The CRC-32C of data[0, n) continued from `crc`, the CRC of the bytes before (0 to start):
+// Crc32cExtend(Crc32cExtend(0, a, na), b, nb) == CRC of a followed by b.
+inline uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t n) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
   crc = ~crc;
-  crc = HaveHardware() ? ExtendHardware(crc, p, n) : ExtendSoftware(crc, p, n);
+  crc = crc32c_internal::HaveHardware() ? crc32c_internal::ExtendHardware(crc, p, n)
+                                         : crc32c_internal::ExtendSoftware(crc, p, n);
   return ~crc;
 }
+inline uint32_t Crc32c(const void* data, size_t n) { return Crc32cExtend(0, data, n); }
 
-}  // namespace cfx::cpu
+}  // namespace cfx::sdk
+
+#endif  // CONFLUX_SDK_CRC32C_H_
