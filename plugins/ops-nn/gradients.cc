@@ -100,29 +100,23 @@ sdk::Status Conv2DGrad(GradientBuilder& g) {
   return g.status();
 }
 
+// The window attrs of a pooling op, copied onto its gradient op.
+sdk::GradNode& PoolAttrs(sdk::GradNode& n) {
+  return n.CopyAttr("ksize").CopyAttr("strides").CopyAttr("padding").CopyAttr("data_format");
+}
+
 sdk::Status MaxPoolGrad(GradientBuilder& g) {
-  g.SetInputGrad(0, g.Op("MaxPoolGrad")
-                        .Input(g.input(0))
-                        .Input(g.output(0))
-                        .Input(g.grad(0))
-                        .CopyAttr("ksize")
-                        .CopyAttr("strides")
-                        .CopyAttr("padding")
-                        .CopyAttr("data_format")
-                        .Finish());
+  sdk::GradNode dx = g.Op("MaxPoolGrad");
+  dx.Input(g.input(0)).Input(g.output(0)).Input(g.grad(0));
+  g.SetInputGrad(0, PoolAttrs(dx).Finish());
   return g.status();
 }
 
 sdk::Status AvgPoolGrad(GradientBuilder& g) {
   GradTensor shape = g.Op("Shape").Input(g.input(0)).Finish();
-  g.SetInputGrad(0, g.Op("AvgPoolGrad")
-                        .Input(shape)
-                        .Input(g.grad(0))
-                        .CopyAttr("ksize")
-                        .CopyAttr("strides")
-                        .CopyAttr("padding")
-                        .CopyAttr("data_format")
-                        .Finish());
+  sdk::GradNode dx = g.Op("AvgPoolGrad");
+  dx.Input(shape).Input(g.grad(0));
+  g.SetInputGrad(0, PoolAttrs(dx).Finish());
   return g.status();
 }
 

@@ -77,32 +77,43 @@ class PoolKernelBase {
   PoolAttrs attrs_;
 };
 
+// The forward pools: per output position and channel, `init`, then o = combine(o, p) over the
+// window's elements p, then finish(o, window). Channels are the contiguous inner loop.
+template <typename T, typename Combine, typename Finish>
+sdk::Status PoolForward(sdk::KernelContext& ctx, const PoolAttrs& attrs, T init,
+                        const Combine& combine, const Finish& finish) {
+  sdk::Tensor input = ctx.input(0);
+  PoolGeometry g;
+  CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs, input.shape(), &g));
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
+  const T* x = input.data<T>();
+  T* y = out.data<T>();
+  const int64_t c = g.c;
+  ForEachImage(ctx, g, [&](int64_t i) {
+    const T* img = x + i * g.h.in * g.w.in * c;
+    T* o = y + i * g.h.out * g.w.out * c;
+    for (int64_t oh = 0; oh < g.h.out; ++oh)
+      for (int64_t ow = 0; ow < g.w.out; ++ow, o += c) {
+        const Window win = WindowAt(g, oh, ow);
+        std::fill_n(o, c, init);
+        for (int64_t ih = win.h0; ih < win.h1; ++ih)
+          for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+            const T* p = img + (ih * g.w.in + iw) * c;
+            for (int64_t k = 0; k < c; ++k) o[k] = combine(o[k], p[k]);
+          }
+        finish(o, c, win);
+      }
+  });
+  return sdk::Status();
+}
+
 template <typename T>
 class MaxPoolKernel : public PoolKernelBase<T> {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
-    sdk::Tensor input = ctx.input(0);
-    PoolGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(this->attrs_, input.shape(), &g));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
-    const T* x = input.data<T>();
-    T* y = out.data<T>();
-    const int64_t c = g.c;
-    ForEachImage(ctx, g, [&](int64_t i) {
-      const T* img = x + i * g.h.in * g.w.in * c;
-      T* o = y + i * g.h.out * g.w.out * c;
-      for (int64_t oh = 0; oh < g.h.out; ++oh)
-        for (int64_t ow = 0; ow < g.w.out; ++ow, o += c) {
-          const Window win = WindowAt(g, oh, ow);
-          for (int64_t k = 0; k < c; ++k) o[k] = std::numeric_limits<T>::lowest();
-          for (int64_t ih = win.h0; ih < win.h1; ++ih)
-            for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-              const T* p = img + (ih * g.w.in + iw) * c;
-              for (int64_t k = 0; k < c; ++k) o[k] = p[k] > o[k] ? p[k] : o[k];
-            }
-        }
-    });
-    return sdk::Status();
+    return PoolForward<T>(
+        ctx, this->attrs_, std::numeric_limits<T>::lowest(),
+        [](T o, T p) { return p > o ? p : o; }, [](T*, int64_t, const Window&) {});
   }
 };
 
@@ -132,7 +143,7 @@ class MaxPoolGradKernel : public PoolKernelBase<T> {
       T* di = dx + i * g.h.in * g.w.in * c;
       std::fill_n(di, g.h.in * g.w.in * c, T(0));
       // Per channel, the first maximum of the window (a NaN first element stays the choice).
-      // Branch-free so that the channel loop vectorises; offsets fit in int32 (checked below).
+      // Branch-free so that the channel loop vectorises; offsets fit in int32 (checked above).
       std::vector<T> best(c);
       std::vector<int32_t> where(c);
       for (int64_t oh = 0; oh < g.h.out; ++oh)
@@ -169,30 +180,13 @@ template <typename T>
 class AvgPoolKernel : public PoolKernelBase<T> {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
-    sdk::Tensor input = ctx.input(0);
-    PoolGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(this->attrs_, input.shape(), &g));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
-    const T* x = input.data<T>();
-    T* y = out.data<T>();
-    const int64_t c = g.c;
-    ForEachImage(ctx, g, [&](int64_t i) {
-      const T* img = x + i * g.h.in * g.w.in * c;
-      T* o = y + i * g.h.out * g.w.out * c;
-      for (int64_t oh = 0; oh < g.h.out; ++oh)
-        for (int64_t ow = 0; ow < g.w.out; ++ow, o += c) {
-          const Window win = WindowAt(g, oh, ow);
-          std::fill_n(o, c, T(0));
-          for (int64_t ih = win.h0; ih < win.h1; ++ih)
-            for (int64_t iw = win.w0; iw < win.w1; ++iw) {
-              const T* p = img + (ih * g.w.in + iw) * c;
-              for (int64_t k = 0; k < c; ++k) o[k] += p[k];
-            }
+    // The mean over the window's real (unpadded) elements.
+    return PoolForward<T>(
+        ctx, this->attrs_, T(0), [](T o, T p) { return o + p; },
+        [](T* o, int64_t c, const Window& win) {
           const T scale = T(1) / static_cast<T>((win.h1 - win.h0) * (win.w1 - win.w0));
           for (int64_t k = 0; k < c; ++k) o[k] *= scale;
-        }
-    });
-    return sdk::Status();
+        });
   }
 };
 
