@@ -15,25 +15,35 @@
 namespace cfx::internal {
 namespace {
 
-// A float or integer element of a host tensor as double.
-StatusOr<double> ValueAt(const Tensor& t, int64_t i) {
+// Elements [begin, end) of a host tensor of a real dtype, as doubles: one dtype dispatch per call.
+Status ToDoubles(const Tensor& t, int64_t begin, int64_t end, std::vector<double>* out) {
+  out->resize(end - begin);
+  auto plain = [&](auto element_type) {
+    const auto* p = t.data<decltype(element_type)>();
+    for (int64_t i = begin; i < end; ++i) (*out)[i - begin] = static_cast<double>(p[i]);
+  };
+  auto bits16 = [&](float (*to_float)(uint16_t)) {
+    const uint16_t* p = t.data<uint16_t>();
+    for (int64_t i = begin; i < end; ++i) (*out)[i - begin] = to_float(p[i]);
+  };
   switch (t.dtype()) {
-    case DT_FLOAT: return static_cast<double>(t.at<float>(i));
-    case DT_DOUBLE: return t.at<double>(i);
-    case DT_INT32: return static_cast<double>(t.at<int32_t>(i));
-    case DT_INT64: return static_cast<double>(t.at<int64_t>(i));
-    case DT_UINT8: return static_cast<double>(t.at<uint8_t>(i));
-    case DT_INT8: return static_cast<double>(t.at<int8_t>(i));
-    case DT_INT16: return static_cast<double>(t.at<int16_t>(i));
-    case DT_UINT16: return static_cast<double>(t.at<uint16_t>(i));
-    case DT_UINT32: return static_cast<double>(t.at<uint32_t>(i));
-    case DT_UINT64: return static_cast<double>(t.at<uint64_t>(i));
-    case DT_HALF: return static_cast<double>(HalfToFloat(t.at<uint16_t>(i)));
-    case DT_BFLOAT16: return static_cast<double>(Bfloat16ToFloat(t.at<uint16_t>(i)));
+    case DT_FLOAT: plain(float()); break;
+    case DT_DOUBLE: plain(double()); break;
+    case DT_INT32: plain(int32_t()); break;
+    case DT_INT64: plain(int64_t()); break;
+    case DT_UINT8: plain(uint8_t()); break;
+    case DT_INT8: plain(int8_t()); break;
+    case DT_INT16: plain(int16_t()); break;
+    case DT_UINT16: plain(uint16_t()); break;
+    case DT_UINT32: plain(uint32_t()); break;
+    case DT_UINT64: plain(uint64_t()); break;
+    case DT_HALF: bits16(&HalfToFloat); break;
+    case DT_BFLOAT16: bits16(&Bfloat16ToFloat); break;
     default:
       return errors::InvalidArgument("summary values of dtype ", DataTypeString(t.dtype()),
                                      " are not supported");
   }
+  return Status();
 }
 
 void SetSummary(cfx_kernel_context* c, const conflux::Summary& s) {
@@ -53,16 +63,13 @@ class ScalarSummaryKernel : public BuiltinKernel {
                                           values.shape().ToString());
       return;
     }
+    std::vector<double> v;
+    if (!(c->status = ToDoubles(values, 0, values.num_elements(), &v)).ok()) return;
     conflux::Summary s;
     for (int64_t i = 0; i < tags.num_elements(); ++i) {
-      auto v = ValueAt(values, i);
-      if (!v.ok()) {
-        c->status = v.status();
-        return;
-      }
       auto* value = s.add_value();
       value->set_tag(tags.at<std::string>(i));
-      value->set_simple_value(static_cast<float>(*v));
+      value->set_simple_value(static_cast<float>(v[i]));
     }
     SetSummary(c, s);
   }
@@ -93,26 +100,23 @@ class HistogramSummaryKernel : public BuiltinKernel {
                                           tag.shape().ToString());
       return;
     }
+    std::vector<double> vs;
+    if (!(c->status = ToDoubles(values, 0, values.num_elements(), &vs)).ok()) return;
     const std::vector<double>& limits = DefaultBucketLimits();
     std::vector<double> counts(limits.size(), 0);
     double lo = DBL_MAX, hi = -DBL_MAX, sum = 0, sum_sq = 0;
-    for (int64_t i = 0; i < values.num_elements(); ++i) {
-      auto v = ValueAt(values, i);
-      if (!v.ok()) {
-        c->status = v.status();
-        return;
-      }
-      if (!std::isfinite(*v)) {
+    for (const double v : vs) {
+      if (!std::isfinite(v)) {
         c->status = errors::InvalidArgument("Nan in summary histogram for: ",
                                             tag.at<std::string>(0));
         return;
       }
-      const size_t b = std::upper_bound(limits.begin(), limits.end(), *v) - limits.begin();
+      const size_t b = std::upper_bound(limits.begin(), limits.end(), v) - limits.begin();
       counts[std::min(b, limits.size() - 1)] += 1;
-      lo = std::min(lo, *v);
-      hi = std::max(hi, *v);
-      sum += *v;
-      sum_sq += *v * *v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+      sum_sq += v * v;
     }
     conflux::Summary s;
     auto* value = s.add_value();
@@ -200,23 +204,23 @@ class ImageSummaryKernel : public BuiltinKernel {
     conflux::Summary s;
     const int64_t n = std::min<int64_t>(batch, max_images_);
     std::vector<uint8_t> img(pixels);
+    std::vector<double> values;  // one image, for the float types
     for (int64_t b = 0; b < n; ++b) {
       if (t.dtype() == DT_UINT8) {
         std::copy_n(t.data<uint8_t>() + b * pixels, pixels, img.begin());
       } else {
         // Floats: all >= 0 scales so the largest is 255; otherwise 0 maps to 127.5 and the
         // largest magnitude to the edge (TensorFlow's rule). Non-finite values get bad_color.
+        if (!(c->status = ToDoubles(t, b * pixels, (b + 1) * pixels, &values)).ok()) return;
         double lo = 0, hi = 0;
-        for (int64_t i = 0; i < pixels; ++i) {
-          double v = *ValueAt(t, b * pixels + i);
+        for (const double v : values)
           if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-        }
         const bool positive = lo >= 0;
         const double scale = positive ? (hi > 0 ? 255.0 / hi : 0)
                                       : 127.0 / std::max(std::abs(lo), std::abs(hi));
         const double offset = positive ? 0 : 128.0;
         for (int64_t i = 0; i < pixels; ++i) {
-          const double v = *ValueAt(t, b * pixels + i);
+          const double v = values[i];
           const bool bad = !std::isfinite(v);
           const int64_t chan = i % ch;
           img[i] = bad ? bad_color_[chan % bad_color_.size()]
