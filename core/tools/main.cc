@@ -18,11 +18,12 @@
 #include "conflux/config.h"
 #include "conflux/graph.h"
 #include "conflux/kernel_runner.h"
+#include "conflux/plugin_api.h"
 #include "conflux/runtime.h"
 #include "conflux/shape_inference.h"
-#include "run_command.h"
 #include "graph/cost_model.h"
 #include "graph/placer.h"
+#include "run_command.h"
 #include "runtime/serial_evaluator.h"
 
 namespace cfx {

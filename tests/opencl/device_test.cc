@@ -2,7 +2,6 @@
 // program cache (build failures carry the build log), broadcasting plans, and start-up without
 // an OpenCL platform.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +13,7 @@
 #include "opencl_runtime.h"
 #include "opencl_test_util.h"
 #include "plugin/abi_types.h"
+#include "plugin/plugin_device.h"
 
 namespace cfx {
 namespace {
@@ -31,7 +31,9 @@ TEST(OpenClDevice, EnumeratedWithOwnMemory) {
   // The description names the device, the platform and its memory.
   EXPECT_NE(dev->description().find("MiB global memory"), std::string::npos) << dev->description();
   char why[256] = {0};
-  EXPECT_GE(dev->desc()->count(dev->desc()->type_state, why, sizeof(why)), 1);
+  EXPECT_GE(internal::PluginDevice::Of(*dev).desc()->count(
+                internal::PluginDevice::Of(*dev).desc()->type_state, why, sizeof(why)),
+            1);
 }
 
 TEST(OpenClDevice, OptionsSelectThePlatformDeviceAndType) {
@@ -71,34 +73,42 @@ TEST(OpenClDevice, OptionsSelectThePlatformDeviceAndType) {
 TEST(OpenClDevice, CopiesWithOffsetsRoundTrip) {
   SKIP_WITHOUT_OPENCL();
   Device* dev = OpenClDevice();
-  const cfx_device_funcs* f = dev->desc()->funcs;
+  const cfx_device_funcs* f = internal::PluginDevice::Of(*dev).desc()->funcs;
   const size_t n = 1000;
   std::vector<int32_t> src(n);
   std::iota(src.begin(), src.end(), 7);
   cfx_status s;
-  void* a = f->allocate(dev->handle(), CFX_MEMORY_DEVICE, n * 4, 64, &s);
-  void* b = f->allocate(dev->handle(), CFX_MEMORY_DEVICE, n * 4, 64, &s);
+  void* a =
+      f->allocate(internal::PluginDevice::Of(*dev).handle(), CFX_MEMORY_DEVICE, n * 4, 64, &s);
+  void* b =
+      f->allocate(internal::PluginDevice::Of(*dev).handle(), CFX_MEMORY_DEVICE, n * 4, 64, &s);
   ASSERT_TRUE(s.status.ok()) << s.status;
   // a[0, n) = src; b[100, 400) = a[200, 500); b[0, 100) = src[0, 100) written at offset 0.
-  f->copy_host_to_device(dev->handle(), nullptr, a, 0, src.data(), n * 4, &s);
-  f->copy_device_to_device(dev->handle(), nullptr, b, 100 * 4, a, 200 * 4, 300 * 4, &s);
-  f->copy_host_to_device(dev->handle(), nullptr, b, 0, src.data(), 100 * 4, &s);
-  f->stream_synchronize(dev->handle(), nullptr, &s);
+  f->copy_host_to_device(internal::PluginDevice::Of(*dev).handle(), nullptr, a, 0, src.data(),
+                         n * 4, &s);
+  f->copy_device_to_device(internal::PluginDevice::Of(*dev).handle(), nullptr, b, 100 * 4, a,
+                           200 * 4, 300 * 4, &s);
+  f->copy_host_to_device(internal::PluginDevice::Of(*dev).handle(), nullptr, b, 0, src.data(),
+                         100 * 4, &s);
+  f->stream_synchronize(internal::PluginDevice::Of(*dev).handle(), nullptr, &s);
   ASSERT_TRUE(s.status.ok()) << s.status;
   std::vector<int32_t> back(300, -1);
-  f->copy_device_to_host(dev->handle(), nullptr, back.data(), b, 100 * 4, 300 * 4, &s);
+  f->copy_device_to_host(internal::PluginDevice::Of(*dev).handle(), nullptr, back.data(), b,
+                         100 * 4, 300 * 4, &s);
   ASSERT_TRUE(s.status.ok()) << s.status;
   for (size_t i = 0; i < 300; ++i) ASSERT_EQ(back[i], src[200 + i]) << i;
   std::vector<int32_t> head(100, -1);
-  f->copy_device_to_host(dev->handle(), nullptr, head.data(), b, 0, 100 * 4, &s);
+  f->copy_device_to_host(internal::PluginDevice::Of(*dev).handle(), nullptr, head.data(), b, 0,
+                         100 * 4, &s);
   ASSERT_TRUE(s.status.ok()) << s.status;
   for (size_t i = 0; i < 100; ++i) ASSERT_EQ(head[i], src[i]) << i;
   // A copy past the end of a buffer is an error naming the device, not a crash.
-  f->copy_device_to_host(dev->handle(), nullptr, back.data(), b, (n - 10) * 4, 300 * 4, &s);
+  f->copy_device_to_host(internal::PluginDevice::Of(*dev).handle(), nullptr, back.data(), b,
+                         (n - 10) * 4, 300 * 4, &s);
   EXPECT_FALSE(s.status.ok());
   EXPECT_NE(s.status.message().find("OPENCL:0"), std::string::npos) << s.status;
-  f->deallocate(dev->handle(), CFX_MEMORY_DEVICE, a, n * 4);
-  f->deallocate(dev->handle(), CFX_MEMORY_DEVICE, b, n * 4);
+  f->deallocate(internal::PluginDevice::Of(*dev).handle(), CFX_MEMORY_DEVICE, a, n * 4);
+  f->deallocate(internal::PluginDevice::Of(*dev).handle(), CFX_MEMORY_DEVICE, b, n * 4);
 }
 
 TEST(OpenClDevice, TensorsMoveThroughTheDeviceApi) {
@@ -112,23 +122,23 @@ TEST(OpenClDevice, TensorsMoveThroughTheDeviceApi) {
   ASSERT_TRUE(back.ok()) << back.status();
   ExpectTensorEqual(host, *back);
   // Streams and events: a marker recorded after the copy completes.
-  const cfx_device_funcs* f = dev->desc()->funcs;
+  const cfx_device_funcs* f = internal::PluginDevice::Of(*dev).desc()->funcs;
   cfx_status s;
-  cfx_event* e = f->event_create(dev->handle(), &s);
-  f->event_record(dev->handle(), e, nullptr, &s);
-  f->event_synchronize(dev->handle(), e, &s);
+  cfx_event* e = f->event_create(internal::PluginDevice::Of(*dev).handle(), &s);
+  f->event_record(internal::PluginDevice::Of(*dev).handle(), e, nullptr, &s);
+  f->event_synchronize(internal::PluginDevice::Of(*dev).handle(), e, &s);
   ASSERT_TRUE(s.status.ok()) << s.status;
-  EXPECT_EQ(f->event_query(dev->handle(), e), 1);
-  f->event_destroy(dev->handle(), e);
+  EXPECT_EQ(f->event_query(internal::PluginDevice::Of(*dev).handle(), e), 1);
+  f->event_destroy(internal::PluginDevice::Of(*dev).handle(), e);
   // stream_then runs its callback once the stream drained (on the dispatcher thread).
   std::atomic<int> called{0};
   f->stream_then(
-      dev->handle(), nullptr,
+      internal::PluginDevice::Of(*dev).handle(), nullptr,
       [](void* arg, const cfx_status* st) {
         static_cast<std::atomic<int>*>(arg)->fetch_add(st == nullptr ? 1 : 100);
       },
       &called);
-  f->stream_synchronize(dev->handle(), nullptr, &s);
+  f->stream_synchronize(internal::PluginDevice::Of(*dev).handle(), nullptr, &s);
   for (int i = 0; i < 2000 && called.load() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_EQ(called.load(), 1);
@@ -165,7 +175,8 @@ TEST(OpenClDevice, OutOfMemoryIsAClearError) {
   EXPECT_NE(out.status().message().find("OPENCL:0"), std::string::npos) << out.status();
   // A request the device itself cannot serve (beyond its largest buffer) fails cleanly too.
   cfx_status s;
-  void* p = dev->desc()->funcs->allocate(dev->handle(), CFX_MEMORY_DEVICE, size_t{1} << 62, 64, &s);
+  void* p = internal::PluginDevice::Of(*dev).desc()->funcs->allocate(
+      internal::PluginDevice::Of(*dev).handle(), CFX_MEMORY_DEVICE, size_t{1} << 62, 64, &s);
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(s.status.code(), Code::kResourceExhausted) << s.status;
   EXPECT_NE(s.status.message().find("OPENCL:0"), std::string::npos) << s.status;
@@ -182,7 +193,7 @@ class ProgramCacheTest : public ::testing::Test {
   void SetUp() override {
     SKIP_WITHOUT_OPENCL();
     sdk::internal::HostSlot() = internal::HostApi();
-    dev_ = OpenClDevice()->handle();
+    dev_ = cfx::internal::PluginDevice::Of(*OpenClDevice()).handle();
   }
   cfx_device* dev_ = nullptr;
 };
@@ -206,8 +217,9 @@ TEST_F(ProgramCacheTest, BuildFailureCarriesTheBuildLog) {
 
 TEST_F(ProgramCacheTest, BuiltOncePerSourceAndOptions) {
   ocl::ProgramCache cache(dev_->context, dev_->id, "OPENCL:test");
-  const char* src = "__kernel void k1(__global int* x) { x[get_global_id(0)] = VALUE; }\n"
-                    "__kernel void k2(__global int* x) { x[get_global_id(0)] += 1; }";
+  const char* src =
+      "__kernel void k1(__global int* x) { x[get_global_id(0)] = VALUE; }\n"
+      "__kernel void k2(__global int* x) { x[get_global_id(0)] += 1; }";
   auto a = cache.Get("tiny", src, "-DVALUE=1", "k1");
   ASSERT_TRUE(a.ok()) << a.status().message();
   auto b = cache.Get("tiny", src, "-DVALUE=1", "k2");

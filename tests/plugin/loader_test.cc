@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "conflux/plugin_api.h"
 #include "conflux/runtime.h"
 #include "kernel_test_util.h"
 

@@ -1,5 +1,5 @@
-// Device: one device instance provided by a device plugin (a CPU, a GPU, an OpenCL device), with
-// its allocators, copy functions, default stream and intra-op parallelism; DeviceName parsing.
+// Device: one device instance (a CPU, a GPU, an OpenCL device), with its allocators, copy
+// functions, default stream and intra-op parallelism; DeviceName parsing.
 //
 // Devices are created by a Runtime from the config and live as long as it. All methods are
 // thread-safe (the plugin's device functions must be).
@@ -15,10 +15,6 @@
 #include "conflux/allocator.h"
 #include "conflux/status.h"
 #include "conflux/tensor.h"
-
-struct cfx_device;
-struct cfx_device_type_desc;
-struct cfx_stream;
 
 namespace cfx {
 
@@ -41,11 +37,12 @@ struct DeviceName {
   bool operator==(const DeviceName& o) const = default;
 };
 
+// A device instance. The runtime's devices come from device plugins (plugin/ adapts a plugin's
+// C device functions to this class); the copies and hooks below are what the runtime needs of a
+// device, whoever implements it.
 class Device {
  public:
-  Device(const cfx_device_type_desc* desc, cfx_device* handle, DeviceName name, std::string plugin,
-         int64_t memory_limit);
-  ~Device();
+  virtual ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -53,11 +50,11 @@ class Device {
   std::string full_name() const { return name_.ToString(); }
   const std::string& type() const { return name_.type; }
   const std::string& plugin() const { return plugin_; }
-  std::string description() const;
+  virtual std::string description() const { return name_.type; }
   // True when device memory is host memory (CPU): tensors need no copies to be read on the host.
-  bool host_addressable() const;
+  bool host_addressable() const { return host_addressable_; }
 
-  // Device memory, and host memory pinned for fast copies (the host allocator where the plugin
+  // Device memory, and host memory pinned for fast copies (the host allocator where the device
   // has no pinned memory).
   Allocator* allocator() const { return device_allocator_.get(); }
   Allocator* host_allocator() const;
@@ -69,23 +66,32 @@ class Device {
   // A host tensor with the contents of `t` (t itself when already host-readable).
   StatusOr<Tensor> ToHost(const Tensor& t) const;
   StatusOr<Tensor> FromHost(const Tensor& host) const;
-  Status Synchronize() const;
+  // Waits for everything queued on the device's default stream.
+  virtual Status Synchronize() const { return Status(); }
 
-  // Intra-op parallelism: fn(begin, end) over [0, total); blocks.
-  void ParallelFor(int64_t total, int64_t cost_per_unit,
-                   const std::function<void(int64_t, int64_t)>& fn) const;
+  // Intra-op parallelism: fn(begin, end) over [0, total); blocks. The default runs fn inline.
+  virtual void ParallelFor(int64_t total, int64_t cost_per_unit,
+                           const std::function<void(int64_t, int64_t)>& fn) const;
 
   // Variables, queues and other resources that live on this device.
   ResourceMgr* resource_mgr() const { return resource_mgr_.get(); }
 
-  cfx_device* handle() const { return handle_; }
-  const cfx_device_type_desc* desc() const { return desc_; }
+ protected:
+  // `device_allocator` is the device's memory; `pinned_allocator` may be null.
+  Device(DeviceName name, std::string plugin, bool host_addressable,
+         std::unique_ptr<Allocator> device_allocator, std::unique_ptr<Allocator> pinned_allocator);
+  // Releases the device's resources (variable buffers) while its allocators still work:
+  // an implementation calls it first thing in its destructor.
+  void ReleaseResources();
+  // Byte copies between host memory and this device's memory (only called when the device is
+  // not host-addressable); each blocks until complete.
+  virtual Status CopyBytesToDevice(void* device_dst, const void* host_src, size_t bytes) const;
+  virtual Status CopyBytesToHost(void* host_dst, const void* device_src, size_t bytes) const;
 
  private:
-  const cfx_device_type_desc* desc_;
-  cfx_device* handle_;
   DeviceName name_;
   std::string plugin_;
+  bool host_addressable_;
   std::unique_ptr<Allocator> device_allocator_;
   std::unique_ptr<Allocator> pinned_allocator_;
   std::unique_ptr<ResourceMgr> resource_mgr_;

@@ -3,6 +3,7 @@
 #ifndef CONFLUX_KERNEL_REGISTRY_H_
 #define CONFLUX_KERNEL_REGISTRY_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,10 +13,19 @@
 
 #include "conflux/graph_def.h"
 #include "conflux/op_def.h"
-#include "conflux/plugin_api.h"
 #include "conflux/status.h"
 
 namespace cfx {
+
+class Device;
+class OpKernel;  // the runtime's kernel interface (not part of the public API)
+
+// KernelDef::flags.
+enum KernelFlags : uint32_t {
+  // Cheap enough to run inline on the thread that made the node ready (no hand-off to the
+  // inter-op pool). The plugin ABI's CFX_KERNEL_INEXPENSIVE has the same value.
+  kKernelInexpensive = 1u << 0,
+};
 
 // The device type of kernels that run on every device (the runtime's own: _Arg, _Send, ...).
 inline constexpr const char* kAnyDeviceType = "*";
@@ -26,11 +36,12 @@ struct KernelDef {
   // attr name -> allowed dtypes (a kernel registered once per dtype has one entry each).
   std::map<std::string, std::vector<DataType>> type_constraints;
   std::set<std::string> host_memory_args;
-  uint32_t flags = 0;
-  cfx_kernel_create_fn create = nullptr;
-  cfx_kernel_compute_fn compute = nullptr;
-  cfx_kernel_compute_async_fn compute_async = nullptr;
-  cfx_kernel_destroy_fn destroy = nullptr;
+  uint32_t flags = 0;  // KernelFlags
+  // Builds the kernel for one node on one device. An error says what is wrong with the node's
+  // attrs; the caller prefixes the node's name.
+  std::function<StatusOr<std::unique_ptr<OpKernel>>(const NodeDef& node, const OpDef& op,
+                                                    Device* device)>
+      create;
   std::string registered_by;
   // "CPU: T=float"
   std::string DebugString() const;

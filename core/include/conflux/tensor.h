@@ -77,6 +77,10 @@ class Tensor {
   T& at(int64_t i) const {
     return data<T>()[i];
   }
+  // A copy of this host-readable tensor in a buffer of its own from `allocator` (the process's
+  // host memory when null), strings copied element by element; ResourceExhausted when the
+  // allocation fails.
+  StatusOr<Tensor> DeepCopy(Allocator* allocator = nullptr) const;
   // Same buffer, new shape with the same element count; InvalidArgument otherwise.
   StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
   // True when this tensor holds the only reference to its buffer.

@@ -22,12 +22,6 @@ void Set(Tensor& t, int64_t i, double v) {
   }
 }
 
-Tensor CopyOf(const Tensor& t) {
-  Tensor c(t.dtype(), t.shape());
-  for (int64_t i = 0; i < t.num_elements(); ++i) Set(c, i, Get(t, i));
-  return c;
-}
-
 Status CheckDtype(const Output& o, const char* what) {
   if (!o.valid()) return errors::InvalidArgument("ComputeGradientError: an invalid ", what);
   const DataType t = BaseType(o.type());
@@ -44,8 +38,8 @@ StatusOr<double> ComputeGradientError(const Scope& scope, Runtime* runtime,
                                       const std::vector<Tensor>& x_values,
                                       const std::vector<Output>& ys, double delta) {
   if (xs.size() != x_values.size())
-    return errors::InvalidArgument("ComputeGradientError: ", xs.size(), " xs but ",
-                                   x_values.size(), " values");
+    return errors::InvalidArgument("ComputeGradientError: ", xs.size(), " xs but ", x_values.size(),
+                                   " values");
   CFX_RETURN_IF_ERROR(scope.status());  // building the graph failed: ys or xs may be invalid
   for (const Output& x : xs) CFX_RETURN_IF_ERROR(CheckDtype(x, "x"));
   for (const Output& y : ys) CFX_RETURN_IF_ERROR(CheckDtype(y, "y"));
@@ -92,7 +86,7 @@ StatusOr<double> ComputeGradientError(const Scope& scope, Runtime* runtime,
       std::vector<Tensor> plus, minus;
       for (int sign : {1, -1}) {
         ClientSession::FeedType f = feeds;
-        Tensor moved = CopyOf(x_values[i]);
+        CFX_ASSIGN_OR_RETURN(Tensor moved, x_values[i].DeepCopy());
         Set(moved, e, Get(moved, e) + sign * delta);
         f[i].second = moved;
         CFX_RETURN_IF_ERROR(session.Run(f, ys, sign == 1 ? &plus : &minus));

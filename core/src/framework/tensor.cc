@@ -101,6 +101,19 @@ size_t Tensor::TotalBytes() const {
   return static_cast<size_t>(shape_.num_elements()) * ElementBytes(dtype_);
 }
 
+StatusOr<Tensor> Tensor::DeepCopy(Allocator* allocator) const {
+  Tensor copy(dtype_, shape_);
+  if (allocator != nullptr) {
+    CFX_ASSIGN_OR_RETURN(copy, Allocate(allocator, dtype_, shape_));
+  }
+  if (dtype_ == DT_STRING) {
+    for (int64_t i = 0; i < num_elements(); ++i) copy.at<std::string>(i) = at<std::string>(i);
+  } else if (TotalBytes() > 0) {
+    std::memcpy(copy.raw_data(), raw_data(), TotalBytes());
+  }
+  return copy;
+}
+
 StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
   if (shape.num_elements() != num_elements())
     return errors::InvalidArgument("cannot reshape a tensor of shape ", shape_.ToString(), " (",

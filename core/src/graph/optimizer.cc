@@ -57,19 +57,6 @@ size_t HashAttrs(const AttrMap& attrs) {
   return seed;
 }
 
-// A host tensor with the contents of `t`, in the process's host memory rather than the
-// device's, so the GraphDef does not depend on the runtime's allocators.
-Tensor CopyToHostMemory(const Tensor& t) {
-  Tensor copy(t.dtype(), t.shape());
-  if (t.dtype() == DT_STRING) {
-    for (int64_t i = 0; i < t.num_elements(); ++i)
-      copy.data<std::string>()[i] = t.data<std::string>()[i];
-  } else if (t.TotalBytes() > 0) {
-    std::memcpy(copy.raw_data(), t.raw_data(), t.TotalBytes());
-  }
-  return copy;
-}
-
 class Optimizer {
  public:
   Optimizer(const Runtime& runtime, const GraphOptimizerOptions& options,
@@ -246,6 +233,13 @@ bool Optimizer::TryFold(int i) {
         static_cast<int64_t>((*outputs)[port].TotalBytes()) > options_.max_constant_bytes)
       fold[port] = false;
   if (std::none_of(fold.begin(), fold.end(), [](bool b) { return b; })) return false;
+  // The GraphDef's values live in the process's host memory, not in the device's allocators.
+  for (int port = 0; port < num_outputs; ++port) {
+    if (!fold[port]) continue;
+    auto copy = (*outputs)[port].DeepCopy();
+    if (!copy.ok()) return false;
+    (*outputs)[port] = *std::move(copy);
+  }
 
   auto make_const = [&](const std::string& name, int port) {
     NodeDef c;
@@ -253,7 +247,7 @@ bool Optimizer::TryFold(int i) {
     c.op = "Const";
     c.device = node.device;
     c.input = control;
-    Tensor value = CopyToHostMemory((*outputs)[port]);
+    Tensor value = (*outputs)[port];
     c.attr["dtype"] = AttrValue::Type(value.dtype());
     c.attr["value"] = AttrValue::TensorValue(std::move(value));
     return c;

@@ -1,5 +1,6 @@
-// The runtime's own kernels (call frame, Send/Recv, variables, queues): C++ classes adapted to the
-// kernel ABI, registered by the Runtime for every device type ("*") or for the CPU.
+// The runtime's own kernels (call frame, Send/Recv, variables, queues, TensorArrays, stacks):
+// OpKernels written against the runtime's KernelContext, registered by the Runtime for every
+// device type ("*") or for the CPU.
 #ifndef CONFLUX_CORE_SRC_KERNELS_BUILTIN_H_
 #define CONFLUX_CORE_SRC_KERNELS_BUILTIN_H_
 
@@ -9,25 +10,29 @@
 #include <vector>
 
 #include "conflux/kernel_registry.h"
-#include "plugin/abi_types.h"
+#include "conflux/op_def.h"
+#include "runtime/kernel_context.h"
+#include "runtime/step.h"
+#include "state/resource_mgr.h"
 
 namespace cfx::internal {
 
-class BuiltinKernel {
+// A built-in kernel: Init reads the node's attrs once; `async` kernels override ComputeAsync.
+class BuiltinKernel : public OpKernel {
  public:
-  virtual ~BuiltinKernel() = default;
   virtual Status Init(const NodeDef& node, const OpDef& op) {
     (void)node;
     (void)op;
     return Status();
   }
-  virtual void Compute(cfx_kernel_context* ctx) { (void)ctx; }
-  virtual void ComputeAsync(cfx_kernel_context* ctx, cfx_done_fn done, void* arg) {
-    Compute(ctx);
-    done(arg);
-  }
+  bool is_async() const final { return async_; }
+  void set_async(bool async) { async_ = async; }
+
+ private:
+  bool async_ = false;
 };
 
+// The KernelDef of built-in kernel K for `op` on `device_type`; `flags` are KernelFlags.
 template <typename K>
 KernelDef BuiltinKernelDef(const std::string& op, const std::string& device_type, bool async,
                            uint32_t flags, std::vector<std::string> host_memory = {}) {
@@ -37,62 +42,51 @@ KernelDef BuiltinKernelDef(const std::string& op, const std::string& device_type
   def.flags = flags;
   def.registered_by = "runtime";
   def.host_memory_args.insert(host_memory.begin(), host_memory.end());
-  def.create = [](const cfx_attrs* a, cfx_device*, cfx_status* s) -> void* {
-    auto* k = new K();
-    Status st = k->Init(*a->node, *a->op);
-    if (!st.ok()) {
-      delete k;
-      s->status = st;
-      return nullptr;
-    }
-    return static_cast<BuiltinKernel*>(k);
+  def.create = [async](const NodeDef& node, const OpDef& op_def,
+                       Device*) -> StatusOr<std::unique_ptr<OpKernel>> {
+    auto k = std::make_unique<K>();
+    k->set_async(async);
+    CFX_RETURN_IF_ERROR(k->Init(node, op_def));
+    return std::unique_ptr<OpKernel>(std::move(k));
   };
-  if (async) {
-    def.compute_async = [](void* k, cfx_kernel_context* c, cfx_done_fn done, void* arg) {
-      static_cast<BuiltinKernel*>(k)->ComputeAsync(c, done, arg);
-    };
-  } else {
-    def.compute = [](void* k, cfx_kernel_context* c) { static_cast<BuiltinKernel*>(k)->Compute(c); };
-  }
-  def.destroy = [](void* k) { delete static_cast<BuiltinKernel*>(k); };
   return def;
 }
 
+// Registers `def` into a runtime's registry; the built-in kernels never clash, so a failure is
+// a bug, reported with the kernel's name before aborting.
+void RegisterBuiltin(KernelRegistry* r, KernelDef def);
+
 // Helpers for built-in kernels.
-inline void SetOutput(cfx_kernel_context* c, int i, Tensor t) {
-  c->outputs[i] = std::move(t);
-  c->output_set[i] = true;
-}
-inline void SetRefOutput(cfx_kernel_context* c, int i, RefPtr<Var> var) {
-  if (c->output_refs.size() < c->outputs.size()) c->output_refs.resize(c->outputs.size());
-  c->output_refs[i] = std::move(var);
+inline void SetOutput(KernelContext* c, int i, Tensor t) { c->set_output(i, std::move(t)); }
+inline void SetRefOutput(KernelContext* c, int i, RefPtr<Var> var) {
+  c->set_ref_output(i, std::move(var));
 }
 template <typename T>
 Status GetNodeAttr(const NodeDef& node, const OpDef& op, const std::string& name, T* out);
 
 // A scalar host tensor holding a resource handle.
 Tensor MakeResourceTensor(const ResourceHandle& h);
-StatusOr<ResourceHandle> HandleFromInput(const cfx_kernel_context* c, int i);
+StatusOr<ResourceHandle> HandleFromInput(const KernelContext* c, int i);
 
 // Copies `src` into a new tensor on `device` (same dtype and shape).
 StatusOr<Tensor> CopyOnDevice(const Device& device, const Tensor& src);
 
-void RegisterRuntimeKernels(KernelRegistry* r);  // _Arg, _Retval, _Send, _Recv
-void RegisterStateKernels(KernelRegistry* r);    // variables
-void RegisterQueueKernels(KernelRegistry* r);    // queues
-void RegisterReaderKernels(KernelRegistry* r);   // FixedLengthRecordReaderV2, ReaderRead*V2
-void RegisterSummaryKernels(KernelRegistry* r);  // ScalarSummary, ..., MergeSummary
+void RegisterRuntimeKernels(KernelRegistry* r);      // _Arg, _Retval, _Send, _Recv
+void RegisterStateKernels(KernelRegistry* r);        // variables
+void RegisterQueueKernels(KernelRegistry* r);        // queues
+void RegisterReaderKernels(KernelRegistry* r);       // FixedLengthRecordReaderV2, ReaderRead*V2
+void RegisterSummaryKernels(KernelRegistry* r);      // ScalarSummary, ..., MergeSummary
 void RegisterControlFlowKernels(KernelRegistry* r);  // Switch, Merge, Enter, Exit, ...
 void RegisterTensorArrayKernels(KernelRegistry* r);  // TensorArrayV3 family
 void RegisterStackKernels(KernelRegistry* r);        // StackV2 family
 
 // The container of the step's own resources (TensorArrays, stacks): shared by every executor of
 // the step, gone when the step ends. FailedPrecondition outside a Session step.
-StatusOr<ResourceMgr*> StepResources(const cfx_kernel_context* c);
+StatusOr<ResourceMgr*> StepResources(const KernelContext* c);
 // Adds make(name) to the step's container as "<base>:<n>", n counting the calls with `counter`,
 // so that every run of one node (every loop iteration) has its own resource; returns its handle.
 template <typename T>
-StatusOr<ResourceHandle> CreateStepResource(const cfx_kernel_context* c, const std::string& base,
+StatusOr<ResourceHandle> CreateStepResource(const KernelContext* c, const std::string& base,
                                             std::atomic<int64_t>* counter,
                                             const std::function<T*(const std::string&)>& make) {
   CFX_ASSIGN_OR_RETURN(ResourceMgr * resources, StepResources(c));
@@ -100,8 +94,8 @@ StatusOr<ResourceHandle> CreateStepResource(const cfx_kernel_context* c, const s
   h.device = c->device->full_name();
   h.name = StrCat(base, ":", counter->fetch_add(1, std::memory_order_relaxed));
   h.type = T::kTypeName;
-  auto created = resources->LookupOrCreate<T>(
-      h.container, h.name, [&]() -> StatusOr<T*> { return make(h.name); });
+  auto created = resources->LookupOrCreate<T>(h.container, h.name,
+                                              [&]() -> StatusOr<T*> { return make(h.name); });
   CFX_RETURN_IF_ERROR(created.status());
   return h;
 }
@@ -110,7 +104,7 @@ StatusOr<ResourceHandle> CreateStepResource(const cfx_kernel_context* c, const s
 template <typename T>
 class StepResourceKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) final {
+  void Compute(KernelContext* c) final {
     c->status = [&]() -> Status {
       CFX_ASSIGN_OR_RETURN(ResourceHandle h, HandleFromInput(c, 0));
       CFX_ASSIGN_OR_RETURN(ResourceMgr * resources, StepResources(c));
@@ -120,12 +114,12 @@ class StepResourceKernel : public BuiltinKernel {
   }
 
  protected:
-  virtual Status Run(cfx_kernel_context* c, T& resource) = 0;
+  virtual Status Run(KernelContext* c, T& resource) = 0;
 };
 
 // Dequeues one element of the string queue named by input `index` (a reader's next file);
 // done(error) when the queue is closed and empty (OutOfRange) or the step is cancelled.
-void DequeueStringAsync(cfx_kernel_context* c, int index,
+void DequeueStringAsync(KernelContext* c, int index,
                         std::function<void(const Status&, std::string)> done);
 
 }  // namespace cfx::internal

@@ -10,12 +10,12 @@ namespace {
 
 class ForwardKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override { SetOutput(c, 0, c->inputs[0]); }
+  void Compute(KernelContext* c) override { SetOutput(c, 0, c->inputs[0]); }
 };
 
 class SwitchKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& pred = c->inputs[1];
     if (pred.dtype() != DT_BOOL || pred.num_elements() != 1) {
       c->status =
@@ -33,7 +33,7 @@ class SwitchKernel : public BuiltinKernel {
 
 class MergeKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     SetOutput(c, 0, c->inputs[0]);
     auto index = Tensor::Allocate(c->device->host_allocator(), DT_INT32, TensorShape());
     if (!index.ok()) {
@@ -48,11 +48,8 @@ class MergeKernel : public BuiltinKernel {
 }  // namespace
 
 void RegisterControlFlowKernels(KernelRegistry* r) {
-  auto reg = [&](KernelDef def) {
-    Status s = r->Register(std::move(def));
-    if (!s.ok()) std::abort();
-  };
-  constexpr uint32_t kFlags = CFX_KERNEL_INEXPENSIVE;
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  constexpr uint32_t kFlags = kKernelInexpensive;
   for (const std::string p : {"", "Ref"}) {
     reg(BuiltinKernelDef<SwitchKernel>(p + "Switch", kAnyDeviceType, false, kFlags, {"pred"}));
     reg(BuiltinKernelDef<MergeKernel>(p + "Merge", kAnyDeviceType, false, kFlags, {"value_index"}));

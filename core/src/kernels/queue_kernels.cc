@@ -145,8 +145,8 @@ class QueueBase : public ResourceBase {
       RefPtr<QueueBase> self(this);
       Timer::Global().Schedule(timeout_ms, [self, weak, timeout_ms] {
         if (auto sw = weak.lock())
-          self->Cancel(sw, errors::DeadlineExceeded("queue operation timed out after ",
-                                                    timeout_ms, " ms"));
+          self->Cancel(
+              sw, errors::DeadlineExceeded("queue operation timed out after ", timeout_ms, " ms"));
       });
     }
   }
@@ -218,9 +218,10 @@ class QueueBase : public ResourceBase {
             for (auto it = w->got.rbegin(); it != w->got.rend(); ++it)
               items_.push_front(std::move(*it));
             w->got.clear();
-            Complete(w, errors::OutOfRange("queue ", name_, " is closed and has insufficient "
-                                           "elements (requested ", w->want, ", current size ",
-                                           items_.size(), ")"));
+            Complete(w, errors::OutOfRange("queue ", name_,
+                                           " is closed and has insufficient "
+                                           "elements (requested ",
+                                           w->want, ", current size ", items_.size(), ")"));
           }
           progress = true;
         }
@@ -292,7 +293,7 @@ class QueueKernel : public BuiltinKernel {
     handle_.type = QueueBase::kTypeName;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto q = c->device->resource_mgr()->LookupOrCreate<QueueBase>(
         handle_.container, handle_.name, [&]() -> StatusOr<QueueBase*> {
           return new QueueBase(handle_.name, types_, shapes_, capacity_, min_after_dequeue_,
@@ -320,7 +321,7 @@ class QueueKernel : public BuiltinKernel {
   ResourceHandle handle_;
 };
 
-StatusOr<RefPtr<QueueBase>> QueueFromInput(cfx_kernel_context* c) {
+StatusOr<RefPtr<QueueBase>> QueueFromInput(KernelContext* c) {
   CFX_ASSIGN_OR_RETURN(ResourceHandle h, HandleFromInput(c, 0));
   if (h.device != c->device->full_name())
     return errors::InvalidArgument("queue ", h.name, " lives on ", h.device, ", not on ",
@@ -328,7 +329,7 @@ StatusOr<RefPtr<QueueBase>> QueueFromInput(cfx_kernel_context* c) {
   return c->device->resource_mgr()->Lookup<QueueBase>(h.container, h.name);
 }
 
-CancellationManager* Cancellation(cfx_kernel_context* c) {
+CancellationManager* Cancellation(KernelContext* c) {
   return c->step != nullptr ? c->step->cancellation : nullptr;
 }
 
@@ -338,29 +339,29 @@ class EnqueueKernel : public BuiltinKernel {
     many_ = node.op == "QueueEnqueueManyV2";
     return GetNodeAttr(node, op, "timeout_ms", &timeout_ms_);
   }
-  void ComputeAsync(cfx_kernel_context* c, cfx_done_fn done, void* arg) override {
+  void ComputeAsync(KernelContext* c, AsyncDone done) override {
     auto q = QueueFromInput(c);
     if (!q.ok()) {
       c->status = q.status();
-      done(arg);
+      done();
       return;
     }
     std::vector<Element> elements;
     Status s = Split(c, *q, &elements);
     if (!s.ok()) {
       c->status = s;
-      done(arg);
+      done();
       return;
     }
     (*q)->TryEnqueue(std::move(elements), Cancellation(c), timeout_ms_,
-                     [c, done, arg](const Status& st) {
+                     [c, done](const Status& st) {
                        c->status = st;
-                       done(arg);
+                       done();
                      });
   }
 
  private:
-  Status Split(cfx_kernel_context* c, const RefPtr<QueueBase>& q, std::vector<Element>* out) {
+  Status Split(KernelContext* c, const RefPtr<QueueBase>& q, std::vector<Element>* out) {
     const int n = c->num_inputs - 1;
     if (!many_) {
       Element e(c->inputs + 1, c->inputs + 1 + n);
@@ -375,8 +376,8 @@ class EnqueueKernel : public BuiltinKernel {
         return errors::InvalidArgument("QueueEnqueueMany: component ", i,
                                        " must have rank >= 1 (a batch), got a scalar");
       if (batch >= 0 && t.dim(0) != batch)
-        return errors::InvalidArgument("QueueEnqueueMany: components disagree on the batch size: ",
-                                       batch, " vs ", t.dim(0));
+        return errors::InvalidArgument(
+            "QueueEnqueueMany: components disagree on the batch size: ", batch, " vs ", t.dim(0));
       batch = t.dim(0);
     }
     for (int64_t b = 0; b < batch; ++b) {
@@ -411,11 +412,11 @@ class DequeueKernel : public BuiltinKernel {
     up_to_ = node.op == "QueueDequeueUpToV2";
     return GetNodeAttr(node, op, "timeout_ms", &timeout_ms_);
   }
-  void ComputeAsync(cfx_kernel_context* c, cfx_done_fn done, void* arg) override {
+  void ComputeAsync(KernelContext* c, AsyncDone done) override {
     auto q = QueueFromInput(c);
     if (!q.ok()) {
       c->status = q.status();
-      done(arg);
+      done();
       return;
     }
     int64_t n = -1;
@@ -423,15 +424,16 @@ class DequeueKernel : public BuiltinKernel {
       const Tensor& nt = c->inputs[1];
       n = nt.num_elements() == 1 ? nt.at<int32_t>(0) : -1;
       if (n < 0) {
-        c->status = errors::InvalidArgument("the number of elements to dequeue must be a "
-                                            "non-negative int32 scalar");
-        done(arg);
+        c->status = errors::InvalidArgument(
+            "the number of elements to dequeue must be a "
+            "non-negative int32 scalar");
+        done();
         return;
       }
     }
     const bool many = many_;
     (*q)->TryDequeue(many ? n : -1, up_to_, Cancellation(c), timeout_ms_,
-                     [c, done, arg, many, n, q = *q](const Status& s, std::vector<Element> got) {
+                     [c, done, many, n, q = *q](const Status& s, std::vector<Element> got) {
                        if (!s.ok()) {
                          c->status = s;
                        } else if (!many) {
@@ -440,13 +442,13 @@ class DequeueKernel : public BuiltinKernel {
                        } else {
                          c->status = Batch(c, q->types(), got, n);
                        }
-                       done(arg);
+                       done();
                      });
   }
 
  private:
   // Stacks the dequeued elements along a new dimension 0.
-  static Status Batch(cfx_kernel_context* c, const std::vector<DataType>& types,
+  static Status Batch(KernelContext* c, const std::vector<DataType>& types,
                       const std::vector<Element>& got, int64_t n) {
     (void)n;
     const int64_t count = static_cast<int64_t>(got.size());
@@ -483,7 +485,7 @@ class CloseKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "cancel_pending_enqueues", &cancel_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto q = QueueFromInput(c);
     if (!q.ok()) {
       c->status = q.status();
@@ -498,7 +500,7 @@ class CloseKernel : public BuiltinKernel {
 
 class SizeKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto q = QueueFromInput(c);
     if (!q.ok()) {
       c->status = q.status();
@@ -510,16 +512,16 @@ class SizeKernel : public BuiltinKernel {
 
 }  // namespace
 
-void DequeueStringAsync(cfx_kernel_context* c, int index,
+void DequeueStringAsync(KernelContext* c, int index,
                         std::function<void(const Status&, std::string)> done) {
   auto h = HandleFromInput(c, index);
   if (!h.ok()) return done(h.status(), "");
   auto q = c->device->resource_mgr()->Lookup<QueueBase>(h->container, h->name);
   if (!q.ok()) return done(q.status(), "");
   if ((*q)->types().size() != 1 || (*q)->types()[0] != DT_STRING)
-    return done(errors::InvalidArgument("queue ", h->name, " must hold single strings ",
-                                        "(filenames)"),
-                "");
+    return done(
+        errors::InvalidArgument("queue ", h->name, " must hold single strings ", "(filenames)"),
+        "");
   (*q)->TryDequeue(-1, false, Cancellation(c), -1,
                    [done, q = *q](const Status& s, std::vector<Element> got) {
                      if (!s.ok()) return done(s, "");
@@ -528,10 +530,8 @@ void DequeueStringAsync(cfx_kernel_context* c, int index,
 }
 
 void RegisterQueueKernels(KernelRegistry* r) {
-  auto reg = [&](KernelDef def) {
-    if (!r->Register(std::move(def)).ok()) std::abort();
-  };
-  const uint32_t cheap = CFX_KERNEL_INEXPENSIVE;
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  const uint32_t cheap = kKernelInexpensive;
   for (const char* op : {"FIFOQueueV2", "RandomShuffleQueueV2"})
     reg(BuiltinKernelDef<QueueKernel>(op, "CPU", false, cheap, {"handle"}));
   for (const char* op : {"QueueEnqueueV2", "QueueEnqueueManyV2"})

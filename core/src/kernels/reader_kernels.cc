@@ -76,9 +76,9 @@ class FixedLengthReader : public ResourceBase {
     }
     const int64_t body = static_cast<int64_t>(data.size()) - o_.header - o_.footer;
     if (body < 0)
-      return errors::DataLoss("reader ", name_, ": file ", file, " has ", data.size(),
-                              " bytes, fewer than header_bytes + footer_bytes = ",
-                              o_.header + o_.footer);
+      return errors::DataLoss(
+          "reader ", name_, ": file ", file, " has ", data.size(),
+          " bytes, fewer than header_bytes + footer_bytes = ", o_.header + o_.footer);
     const int64_t step = o_.hop > 0 ? o_.hop : o_.record;
     if (o_.hop <= 0 && body % o_.record != 0)
       return errors::DataLoss("reader ", name_, ": file ", file, " has ", body,
@@ -150,7 +150,7 @@ class ReaderKernel : public BuiltinKernel {
     handle_.type = FixedLengthReader::kTypeName;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto r = c->device->resource_mgr()->LookupOrCreate<FixedLengthReader>(
         handle_.container, handle_.name,
         [&]() -> StatusOr<FixedLengthReader*> { return new FixedLengthReader(handle_.name, o_); });
@@ -168,16 +168,15 @@ class ReaderKernel : public BuiltinKernel {
   ResourceHandle handle_;
 };
 
-StatusOr<RefPtr<FixedLengthReader>> ReaderFromInput(cfx_kernel_context* c) {
+StatusOr<RefPtr<FixedLengthReader>> ReaderFromInput(KernelContext* c) {
   CFX_ASSIGN_OR_RETURN(ResourceHandle h, HandleFromInput(c, 0));
   return c->device->resource_mgr()->Lookup<FixedLengthReader>(h.container, h.name);
 }
 
 // One ReaderRead(UpTo) in flight: gathers records across files until it has `want`.
 struct ReadState {
-  cfx_kernel_context* c;
-  cfx_done_fn done;
-  void* arg;
+  KernelContext* c;
+  AsyncDone done;
   RefPtr<FixedLengthReader> reader;
   int64_t want;
   bool up_to;
@@ -185,11 +184,13 @@ struct ReadState {
 };
 
 void Finish(const std::shared_ptr<ReadState>& st, Status s) {
-  cfx_kernel_context* c = st->c;
+  KernelContext* c = st->c;
   if (s.ok()) {
     const int64_t n = static_cast<int64_t>(st->keys.size());
-    Tensor keys = st->up_to ? Tensor(DT_STRING, TensorShape({n})) : Tensor(DT_STRING, TensorShape());
-    Tensor values = st->up_to ? Tensor(DT_STRING, TensorShape({n})) : Tensor(DT_STRING, TensorShape());
+    Tensor keys =
+        st->up_to ? Tensor(DT_STRING, TensorShape({n})) : Tensor(DT_STRING, TensorShape());
+    Tensor values =
+        st->up_to ? Tensor(DT_STRING, TensorShape({n})) : Tensor(DT_STRING, TensorShape());
     for (int64_t i = 0; i < n; ++i) {
       keys.at<std::string>(i) = std::move(st->keys[i]);
       values.at<std::string>(i) = std::move(st->values[i]);
@@ -199,7 +200,7 @@ void Finish(const std::shared_ptr<ReadState>& st, Status s) {
   } else {
     c->status = s;
   }
-  st->done(st->arg);
+  st->done();
 }
 
 void Continue(const std::shared_ptr<ReadState>& st) {
@@ -231,11 +232,11 @@ class ReadKernel : public BuiltinKernel {
     up_to_ = node.op == "ReaderReadUpToV2";
     return Status();
   }
-  void ComputeAsync(cfx_kernel_context* c, cfx_done_fn done, void* arg) override {
+  void ComputeAsync(KernelContext* c, AsyncDone done) override {
     auto r = ReaderFromInput(c);
     if (!r.ok()) {
       c->status = r.status();
-      return done(arg);
+      return done();
     }
     int64_t want = 1;
     if (up_to_) {
@@ -243,10 +244,10 @@ class ReadKernel : public BuiltinKernel {
       want = n.num_elements() == 1 ? n.at<int64_t>(0) : -1;
       if (want <= 0) {
         c->status = errors::InvalidArgument("num_records must be a positive int64 scalar");
-        return done(arg);
+        return done();
       }
     }
-    auto st = std::make_shared<ReadState>(ReadState{c, done, arg, *r, want, up_to_, {}, {}});
+    auto st = std::make_shared<ReadState>(ReadState{c, done, *r, want, up_to_, {}, {}});
     Continue(st);
   }
 
@@ -260,7 +261,7 @@ class ReaderInfoKernel : public BuiltinKernel {
     op_ = node.op;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto r = ReaderFromInput(c);
     if (!r.ok()) {
       c->status = r.status();
@@ -271,10 +272,10 @@ class ReaderInfoKernel : public BuiltinKernel {
       (*r)->Reset();
       return;
     }
-    SetOutput(c, 0,
-              Tensor::Scalar<int64_t>(DT_INT64, op_ == "ReaderNumRecordsProducedV2"
-                                                    ? (*r)->produced()
-                                                    : (*r)->completed()));
+    SetOutput(
+        c, 0,
+        Tensor::Scalar<int64_t>(
+            DT_INT64, op_ == "ReaderNumRecordsProducedV2" ? (*r)->produced() : (*r)->completed()));
   }
 
  private:
@@ -288,7 +289,7 @@ class DecodeRawKernel : public BuiltinKernel {
     CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "out_type", &type_));
     return GetNodeAttr(node, op, "little_endian", &little_endian_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& in = c->inputs[0];
     const size_t size = DataTypeSize(type_);
     const int64_t n = in.num_elements();

@@ -1,6 +1,7 @@
 // _Arg and _Retval (the step's call frame: feeds and fetches) and _Send/_Recv (cross-device
 // edges through the step's rendezvous). Registered for every device type.
-#include <cstring>
+#include <cstdio>
+#include <cstdlib>
 
 #include "kernels/builtin.h"
 
@@ -57,8 +58,7 @@ template Status GetNodeAttr(const NodeDef&, const OpDef&, const std::string&, in
 template Status GetNodeAttr(const NodeDef&, const OpDef&, const std::string&, std::string*);
 template Status GetNodeAttr(const NodeDef&, const OpDef&, const std::string&, bool*);
 template Status GetNodeAttr(const NodeDef&, const OpDef&, const std::string&, DataType*);
-template Status GetNodeAttr(const NodeDef&, const OpDef&, const std::string&,
-                            PartialTensorShape*);
+template Status GetNodeAttr(const NodeDef&, const OpDef&, const std::string&, PartialTensorShape*);
 
 Tensor MakeResourceTensor(const ResourceHandle& h) {
   Tensor t(DT_RESOURCE, TensorShape());
@@ -66,7 +66,7 @@ Tensor MakeResourceTensor(const ResourceHandle& h) {
   return t;
 }
 
-StatusOr<ResourceHandle> HandleFromInput(const cfx_kernel_context* c, int i) {
+StatusOr<ResourceHandle> HandleFromInput(const KernelContext* c, int i) {
   const Tensor& t = c->inputs[i];
   if (t.dtype() != DT_RESOURCE || t.num_elements() != 1)
     return errors::InvalidArgument("input ", i, " must be a scalar resource handle, got ",
@@ -75,24 +75,23 @@ StatusOr<ResourceHandle> HandleFromInput(const cfx_kernel_context* c, int i) {
 }
 
 StatusOr<Tensor> CopyOnDevice(const Device& device, const Tensor& src) {
-  if (device.host_addressable() || src.dtype() == DT_STRING) {
-    CFX_ASSIGN_OR_RETURN(Tensor dst, Tensor::Allocate(device.allocator(), src.dtype(), src.shape()));
-    if (src.dtype() == DT_STRING) {
-      for (int64_t i = 0; i < src.num_elements(); ++i)
-        dst.data<std::string>()[i] = src.data<std::string>()[i];
-    } else if (src.TotalBytes() > 0) {
-      std::memcpy(dst.raw_data(), src.raw_data(), src.TotalBytes());
-    }
-    return dst;
-  }
+  if (device.host_addressable() || src.dtype() == DT_STRING)
+    return src.DeepCopy(device.allocator());
   CFX_ASSIGN_OR_RETURN(Tensor host, device.ToHost(src));
   if (host.buffer() == src.buffer()) {
-    CFX_ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(device.host_allocator(), src.dtype(),
-                                                       src.shape()));
-    if (src.TotalBytes() > 0) std::memcpy(copy.raw_data(), src.raw_data(), src.TotalBytes());
-    host = copy;
+    CFX_ASSIGN_OR_RETURN(host, src.DeepCopy(device.host_allocator()));
   }
   return device.FromHost(host);
+}
+
+void RegisterBuiltin(KernelRegistry* r, KernelDef def) {
+  const std::string name = def.DebugString();
+  Status s = r->Register(std::move(def));
+  if (!s.ok()) {
+    std::fprintf(stderr, "conflux: cannot register built-in kernel %s: %s\n", name.c_str(),
+                 s.ToString().c_str());
+    std::abort();
+  }
 }
 
 namespace {
@@ -102,7 +101,7 @@ class ArgKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "index", &index_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const CallFrame* frame = c->step ? c->step->call_frame : nullptr;
     if (frame == nullptr || index_ < 0 || index_ >= static_cast<int64_t>(frame->args.size())) {
       c->status = errors::Internal("_Arg ", index_, " has no value in this step");
@@ -125,7 +124,7 @@ class RetvalKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "index", &index_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     CallFrame* frame = c->step ? c->step->call_frame : nullptr;
     if (frame == nullptr || index_ < 0 || index_ >= static_cast<int64_t>(frame->retvals.size())) {
       c->status = errors::Internal("_Retval ", index_, " has no place in this step");
@@ -149,7 +148,7 @@ class SendKernel : public BuiltinKernel {
     key_ = Rendezvous::KeyPrefix(send, recv, tensor);
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     if (c->step == nullptr || c->step->rendezvous == nullptr) {
       c->status = errors::Internal("_Send outside a step with a rendezvous");
       return;
@@ -172,15 +171,15 @@ class RecvKernel : public BuiltinKernel {
     key_ = Rendezvous::KeyPrefix(send, recv, tensor);
     return Status();
   }
-  void ComputeAsync(cfx_kernel_context* c, cfx_done_fn done, void* arg) override {
+  void ComputeAsync(KernelContext* c, AsyncDone done) override {
     if (c->step == nullptr || c->step->rendezvous == nullptr) {
       c->status = errors::Internal("_Recv outside a step with a rendezvous");
-      done(arg);
+      done();
       return;
     }
     c->step->rendezvous->RecvAsync(
         Rendezvous::Key(key_, c->frame_id, c->iteration),
-        [c, done, arg](const Status& s, const Rendezvous::Value& v) {
+        [c, done](const Status& s, const Rendezvous::Value& v) {
           if (!s.ok()) {
             c->status = s;
           } else if (v.is_dead) {
@@ -199,7 +198,7 @@ class RecvKernel : public BuiltinKernel {
               c->status = t.status();
             }
           }
-          done(arg);
+          done();
         });
   }
 
@@ -215,11 +214,11 @@ class PlaceholderKernel : public BuiltinKernel {
     PartialTensorShape shape;
     CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "dtype", &dtype));
     (void)GetNodeAttr(node, op, "shape", &shape);
-    message_ = StrCat("you must feed a value for placeholder tensor '", node.name,
-                      "' with dtype ", DataTypeString(dtype), " and shape ", shape.ToString());
+    message_ = StrCat("you must feed a value for placeholder tensor '", node.name, "' with dtype ",
+                      DataTypeString(dtype), " and shape ", shape.ToString());
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override { c->status = errors::InvalidArgument(message_); }
+  void Compute(KernelContext* c) override { c->status = errors::InvalidArgument(message_); }
 
  private:
   std::string message_;
@@ -228,16 +227,13 @@ class PlaceholderKernel : public BuiltinKernel {
 }  // namespace
 
 void RegisterRuntimeKernels(KernelRegistry* r) {
-  auto reg = [&](KernelDef def) {
-    Status s = r->Register(std::move(def));
-    if (!s.ok()) std::abort();
-  };
-  reg(BuiltinKernelDef<ArgKernel>("_Arg", kAnyDeviceType, false, CFX_KERNEL_INEXPENSIVE));
-  reg(BuiltinKernelDef<RetvalKernel>("_Retval", kAnyDeviceType, false, CFX_KERNEL_INEXPENSIVE));
-  reg(BuiltinKernelDef<SendKernel>("_Send", kAnyDeviceType, false, CFX_KERNEL_INEXPENSIVE));
-  reg(BuiltinKernelDef<RecvKernel>("_Recv", kAnyDeviceType, true, CFX_KERNEL_INEXPENSIVE));
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  reg(BuiltinKernelDef<ArgKernel>("_Arg", kAnyDeviceType, false, kKernelInexpensive));
+  reg(BuiltinKernelDef<RetvalKernel>("_Retval", kAnyDeviceType, false, kKernelInexpensive));
+  reg(BuiltinKernelDef<SendKernel>("_Send", kAnyDeviceType, false, kKernelInexpensive));
+  reg(BuiltinKernelDef<RecvKernel>("_Recv", kAnyDeviceType, true, kKernelInexpensive));
   reg(BuiltinKernelDef<PlaceholderKernel>("Placeholder", kAnyDeviceType, false,
-                                          CFX_KERNEL_INEXPENSIVE));
+                                          kKernelInexpensive));
 }
 
 }  // namespace cfx::internal

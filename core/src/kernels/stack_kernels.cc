@@ -10,7 +10,7 @@
 
 namespace cfx::internal {
 
-StatusOr<ResourceMgr*> StepResources(const cfx_kernel_context* c) {
+StatusOr<ResourceMgr*> StepResources(const KernelContext* c) {
   if (c->step == nullptr || c->step->step_resources == nullptr)
     return errors::FailedPrecondition(
         "this op's resources live for one step and need a Session step to run in");
@@ -83,7 +83,7 @@ class StackKernel : public BuiltinKernel {
     if (base_name_.empty()) base_name_ = node.name;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& max_size = c->inputs[0];
     if (max_size.num_elements() != 1) {
       c->status = errors::InvalidArgument("max_size must be an int32 scalar, got shape ",
@@ -110,7 +110,7 @@ class StackKernel : public BuiltinKernel {
 using StackOpKernel = StepResourceKernel<Stack>;
 
 class StackPushKernel : public StackOpKernel {
-  Status Run(cfx_kernel_context* c, Stack& stack) override {
+  Status Run(KernelContext* c, Stack& stack) override {
     CFX_RETURN_IF_ERROR(stack.Push(c->inputs[1]));
     SetOutput(c, 0, c->inputs[1]);
     return Status();
@@ -124,7 +124,7 @@ class StackPopKernel : public StackOpKernel {
   }
 
  private:
-  Status Run(cfx_kernel_context* c, Stack& stack) override {
+  Status Run(KernelContext* c, Stack& stack) override {
     CFX_ASSIGN_OR_RETURN(Tensor elem, stack.Pop(dtype_));
     SetOutput(c, 0, std::move(elem));
     return Status();
@@ -133,7 +133,7 @@ class StackPopKernel : public StackOpKernel {
 };
 
 class StackCloseKernel : public StackOpKernel {
-  Status Run(cfx_kernel_context*, Stack& stack) override {
+  Status Run(KernelContext*, Stack& stack) override {
     stack.Close();
     return Status();
   }
@@ -142,10 +142,8 @@ class StackCloseKernel : public StackOpKernel {
 }  // namespace
 
 void RegisterStackKernels(KernelRegistry* r) {
-  auto reg = [&](KernelDef def) {
-    if (!r->Register(std::move(def)).ok()) std::abort();
-  };
-  const uint32_t cheap = CFX_KERNEL_INEXPENSIVE;
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  const uint32_t cheap = kKernelInexpensive;
   reg(BuiltinKernelDef<StackKernel>("StackV2", "CPU", false, cheap, {"handle"}));
   reg(BuiltinKernelDef<StackPushKernel>("StackPushV2", "CPU", false, cheap, {"handle"}));
   reg(BuiltinKernelDef<StackPopKernel>("StackPopV2", "CPU", false, cheap, {"handle"}));

@@ -12,14 +12,13 @@ namespace {
 
 StatusOr<RefPtr<Var>> LookupOrCreateVar(const Device& device, const std::string& container,
                                         const std::string& name, DataType dtype) {
-  CFX_ASSIGN_OR_RETURN(RefPtr<Var> var,
-                       device.resource_mgr()->LookupOrCreate<Var>(
-                           container, name, [&]() -> StatusOr<Var*> {
-                             auto* v = new Var();
-                             v->dtype = dtype;
-                             v->name = name;
-                             return v;
-                           }));
+  CFX_ASSIGN_OR_RETURN(RefPtr<Var> var, device.resource_mgr()->LookupOrCreate<Var>(
+                                            container, name, [&]() -> StatusOr<Var*> {
+                                              auto* v = new Var();
+                                              v->dtype = dtype;
+                                              v->name = name;
+                                              return v;
+                                            }));
   if (var->dtype != dtype)
     return errors::InvalidArgument("variable ", name, " holds ", DataTypeString(var->dtype),
                                    "; this op expects ", DataTypeString(dtype));
@@ -36,7 +35,7 @@ class VariableKernel : public BuiltinKernel {
     if (name_.empty()) name_ = node.name;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto var = LookupOrCreateVar(*c->device, container_, name_, dtype_);
     if (!var.ok()) {
       c->status = var.status();
@@ -73,7 +72,7 @@ class AssignKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "validate_shape", &validate_shape_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     Var* var = c->input_refs ? c->input_refs[0].get() : nullptr;
     if (var == nullptr) {
       c->status = errors::Internal("Assign's first input is not a reference");
@@ -92,7 +91,7 @@ class AssignKernel : public BuiltinKernel {
 
 class IsVariableInitializedKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     Var* var = c->input_refs ? c->input_refs[0].get() : nullptr;
     Tensor out(DT_BOOL, TensorShape());
     if (var != nullptr) {
@@ -114,7 +113,7 @@ class VarHandleKernel : public BuiltinKernel {
     handle_.type = Var::kTypeName;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     ResourceHandle h = handle_;
     h.device = c->device->full_name();
     SetOutput(c, 0, MakeResourceTensor(h));
@@ -125,15 +124,15 @@ class VarHandleKernel : public BuiltinKernel {
 };
 
 // The variable a resource handle names, on this kernel's device.
-StatusOr<RefPtr<Var>> VarFromHandle(cfx_kernel_context* c, int input, bool create,
-                                    DataType dtype) {
+StatusOr<RefPtr<Var>> VarFromHandle(KernelContext* c, int input, bool create, DataType dtype) {
   CFX_ASSIGN_OR_RETURN(ResourceHandle h, HandleFromInput(c, input));
   if (h.device != c->device->full_name())
     return errors::InvalidArgument("resource ", h.DebugString(), " is used on ",
                                    c->device->full_name(),
                                    "; ops that use a resource must run on its device");
   if (create) return LookupOrCreateVar(*c->device, h.container, h.name, dtype);
-  CFX_ASSIGN_OR_RETURN(RefPtr<Var> var, c->device->resource_mgr()->Lookup<Var>(h.container, h.name));
+  CFX_ASSIGN_OR_RETURN(RefPtr<Var> var,
+                       c->device->resource_mgr()->Lookup<Var>(h.container, h.name));
   if (dtype != DT_INVALID && var->dtype != dtype)
     return errors::InvalidArgument("variable ", h.name, " holds ", DataTypeString(var->dtype),
                                    "; this op expects ", DataTypeString(dtype));
@@ -145,7 +144,7 @@ class ReadVariableKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "dtype", &dtype_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto var = VarFromHandle(c, 0, false, dtype_);
     if (!var.ok()) {
       c->status = var.status().code() == Code::kNotFound
@@ -172,7 +171,7 @@ class AssignVariableKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "dtype", &dtype_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto var = VarFromHandle(c, 0, true, dtype_);
     if (!var.ok()) {
       c->status = var.status();
@@ -188,7 +187,7 @@ class AssignVariableKernel : public BuiltinKernel {
 
 class VarIsInitializedKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     Tensor out(DT_BOOL, TensorShape());
     auto var = VarFromHandle(c, 0, false, DT_INVALID);
     out.at<bool>(0) = false;
@@ -205,7 +204,7 @@ class DestroyResourceKernel : public BuiltinKernel {
   Status Init(const NodeDef& node, const OpDef& op) override {
     return GetNodeAttr(node, op, "ignore_lookup_error", &ignore_lookup_error_);
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     auto h = HandleFromInput(c, 0);
     if (!h.ok()) {
       c->status = h.status();
@@ -222,22 +221,19 @@ class DestroyResourceKernel : public BuiltinKernel {
 }  // namespace
 
 void RegisterStateKernels(KernelRegistry* r) {
-  auto reg = [&](KernelDef def) {
-    if (!r->Register(std::move(def)).ok()) std::abort();
-  };
-  const uint32_t cheap = CFX_KERNEL_INEXPENSIVE;
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  const uint32_t cheap = kKernelInexpensive;
   reg(BuiltinKernelDef<VariableKernel>("VariableV2", kAnyDeviceType, false, cheap));
   reg(BuiltinKernelDef<AssignKernel>("Assign", kAnyDeviceType, false, cheap));
-  reg(BuiltinKernelDef<IsVariableInitializedKernel>("IsVariableInitialized", kAnyDeviceType,
-                                                    false, cheap, {"is_initialized"}));
-  reg(BuiltinKernelDef<VarHandleKernel>("VarHandleOp", kAnyDeviceType, false, cheap,
-                                        {"resource"}));
+  reg(BuiltinKernelDef<IsVariableInitializedKernel>("IsVariableInitialized", kAnyDeviceType, false,
+                                                    cheap, {"is_initialized"}));
+  reg(BuiltinKernelDef<VarHandleKernel>("VarHandleOp", kAnyDeviceType, false, cheap, {"resource"}));
   reg(BuiltinKernelDef<ReadVariableKernel>("ReadVariableOp", kAnyDeviceType, false, cheap,
                                            {"resource"}));
   reg(BuiltinKernelDef<AssignVariableKernel>("AssignVariableOp", kAnyDeviceType, false, cheap,
                                              {"resource"}));
-  reg(BuiltinKernelDef<VarIsInitializedKernel>("VarIsInitializedOp", kAnyDeviceType, false,
-                                               cheap, {"resource", "is_initialized"}));
+  reg(BuiltinKernelDef<VarIsInitializedKernel>("VarIsInitializedOp", kAnyDeviceType, false, cheap,
+                                               {"resource", "is_initialized"}));
   reg(BuiltinKernelDef<DestroyResourceKernel>("DestroyResourceOp", kAnyDeviceType, false, cheap,
                                               {"resource"}));
 }

@@ -27,18 +27,42 @@ Status ToDoubles(const Tensor& t, int64_t begin, int64_t end, std::vector<double
     for (int64_t i = begin; i < end; ++i) (*out)[i - begin] = to_float(p[i]);
   };
   switch (t.dtype()) {
-    case DT_FLOAT: plain(float()); break;
-    case DT_DOUBLE: plain(double()); break;
-    case DT_INT32: plain(int32_t()); break;
-    case DT_INT64: plain(int64_t()); break;
-    case DT_UINT8: plain(uint8_t()); break;
-    case DT_INT8: plain(int8_t()); break;
-    case DT_INT16: plain(int16_t()); break;
-    case DT_UINT16: plain(uint16_t()); break;
-    case DT_UINT32: plain(uint32_t()); break;
-    case DT_UINT64: plain(uint64_t()); break;
-    case DT_HALF: bits16(&HalfToFloat); break;
-    case DT_BFLOAT16: bits16(&Bfloat16ToFloat); break;
+    case DT_FLOAT:
+      plain(float());
+      break;
+    case DT_DOUBLE:
+      plain(double());
+      break;
+    case DT_INT32:
+      plain(int32_t());
+      break;
+    case DT_INT64:
+      plain(int64_t());
+      break;
+    case DT_UINT8:
+      plain(uint8_t());
+      break;
+    case DT_INT8:
+      plain(int8_t());
+      break;
+    case DT_INT16:
+      plain(int16_t());
+      break;
+    case DT_UINT16:
+      plain(uint16_t());
+      break;
+    case DT_UINT32:
+      plain(uint32_t());
+      break;
+    case DT_UINT64:
+      plain(uint64_t());
+      break;
+    case DT_HALF:
+      bits16(&HalfToFloat);
+      break;
+    case DT_BFLOAT16:
+      bits16(&Bfloat16ToFloat);
+      break;
     default:
       return errors::InvalidArgument("summary values of dtype ", DataTypeString(t.dtype()),
                                      " are not supported");
@@ -46,7 +70,7 @@ Status ToDoubles(const Tensor& t, int64_t begin, int64_t end, std::vector<double
   return Status();
 }
 
-void SetSummary(cfx_kernel_context* c, const conflux::Summary& s) {
+void SetSummary(KernelContext* c, const conflux::Summary& s) {
   Tensor out(DT_STRING, TensorShape());
   s.SerializeToString(&out.at<std::string>(0));
   SetOutput(c, 0, std::move(out));
@@ -54,13 +78,13 @@ void SetSummary(cfx_kernel_context* c, const conflux::Summary& s) {
 
 class ScalarSummaryKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& tags = c->inputs[0];
     const Tensor& values = c->inputs[1];
     if (tags.shape() != values.shape()) {
-      c->status = errors::InvalidArgument("tags and values must have the same shape: ",
-                                          tags.shape().ToString(), " vs ",
-                                          values.shape().ToString());
+      c->status = errors::InvalidArgument(
+          "tags and values must have the same shape: ", tags.shape().ToString(), " vs ",
+          values.shape().ToString());
       return;
     }
     std::vector<double> v;
@@ -92,12 +116,12 @@ const std::vector<double>& DefaultBucketLimits() {
 
 class HistogramSummaryKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& tag = c->inputs[0];
     const Tensor& values = c->inputs[1];
     if (tag.num_elements() != 1) {
-      c->status = errors::InvalidArgument("tag must be a scalar, got shape ",
-                                          tag.shape().ToString());
+      c->status =
+          errors::InvalidArgument("tag must be a scalar, got shape ", tag.shape().ToString());
       return;
     }
     std::vector<double> vs;
@@ -107,8 +131,8 @@ class HistogramSummaryKernel : public BuiltinKernel {
     double lo = DBL_MAX, hi = -DBL_MAX, sum = 0, sum_sq = 0;
     for (const double v : vs) {
       if (!std::isfinite(v)) {
-        c->status = errors::InvalidArgument("Nan in summary histogram for: ",
-                                            tag.at<std::string>(0));
+        c->status =
+            errors::InvalidArgument("Nan in summary histogram for: ", tag.at<std::string>(0));
         return;
       }
       const size_t b = std::upper_bound(limits.begin(), limits.end(), v) - limits.begin();
@@ -185,13 +209,13 @@ class ImageSummaryKernel : public BuiltinKernel {
     if (bad_color_.empty()) bad_color_ = {255, 0, 0, 255};
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& tag = c->inputs[0];
     const Tensor& t = c->inputs[1];
     if (tag.num_elements() != 1 || t.shape().dims().size() != 4) {
-      c->status = errors::InvalidArgument("ImageSummary needs a scalar tag and a 4-D tensor ",
-                                          "[batch, height, width, channels], got ",
-                                          t.shape().ToString());
+      c->status =
+          errors::InvalidArgument("ImageSummary needs a scalar tag and a 4-D tensor ",
+                                  "[batch, height, width, channels], got ", t.shape().ToString());
       return;
     }
     const auto& d = t.shape().dims();
@@ -216,8 +240,8 @@ class ImageSummaryKernel : public BuiltinKernel {
         for (const double v : values)
           if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
         const bool positive = lo >= 0;
-        const double scale = positive ? (hi > 0 ? 255.0 / hi : 0)
-                                      : 127.0 / std::max(std::abs(lo), std::abs(hi));
+        const double scale =
+            positive ? (hi > 0 ? 255.0 / hi : 0) : 127.0 / std::max(std::abs(lo), std::abs(hi));
         const double offset = positive ? 0 : 128.0;
         for (int64_t i = 0; i < pixels; ++i) {
           const double v = values[i];
@@ -247,7 +271,7 @@ class ImageSummaryKernel : public BuiltinKernel {
 
 class MergeSummaryKernel : public BuiltinKernel {
  public:
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     conflux::Summary merged;
     std::set<std::string> tags;
     for (int i = 0; i < c->num_inputs; ++i) {
@@ -260,8 +284,8 @@ class MergeSummaryKernel : public BuiltinKernel {
         }
         for (const auto& v : s.value()) {
           if (!v.tag().empty() && !tags.insert(v.tag()).second) {
-            c->status = errors::InvalidArgument("Duplicate tag ", v.tag(),
-                                                " found in summary inputs");
+            c->status =
+                errors::InvalidArgument("Duplicate tag ", v.tag(), " found in summary inputs");
             return;
           }
           *merged.add_value() = v;

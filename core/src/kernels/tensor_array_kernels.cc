@@ -301,7 +301,7 @@ class TensorArrayKernel : public BuiltinKernel {
     if (base_name_.empty()) base_name_ = node.name;
     return Status();
   }
-  void Compute(cfx_kernel_context* c) override {
+  void Compute(KernelContext* c) override {
     const Tensor& size = c->inputs[0];
     if (size.num_elements() != 1 || size.at<int32_t>(0) < 0) {
       c->status = errors::InvalidArgument(
@@ -331,10 +331,9 @@ class TensorArrayKernel : public BuiltinKernel {
 // inputs. Ops with a flow_out pass their flow_in through.
 class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
  protected:
-  static Allocator* Alloc(const cfx_kernel_context* c) { return c->device->allocator(); }
+  static Allocator* Alloc(const KernelContext* c) { return c->device->allocator(); }
   // A vector (of int32 or int64) input as int64s.
-  static StatusOr<std::vector<int64_t>> Vector(const cfx_kernel_context* c, int i,
-                                               const char* what) {
+  static StatusOr<std::vector<int64_t>> Vector(const KernelContext* c, int i, const char* what) {
     const Tensor& t = c->inputs[i];
     if (t.rank() != 1)
       return errors::InvalidArgument(what, " must be a vector, got shape ", t.shape().ToString());
@@ -344,7 +343,7 @@ class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
     return out;
   }
   // The int32 scalar input `i`.
-  static StatusOr<int64_t> Index(const cfx_kernel_context* c, int i) {
+  static StatusOr<int64_t> Index(const KernelContext* c, int i) {
     const Tensor& t = c->inputs[i];
     if (t.num_elements() != 1)
       return errors::InvalidArgument("index must be an int32 scalar, got shape ",
@@ -359,7 +358,7 @@ class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
 };
 
 class WriteKernel : public TensorArrayOpKernel {
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t index, Index(c, 1));
     CFX_RETURN_IF_ERROR(array.Write(Alloc(c), {index}, {c->inputs[2]}));
     SetOutput(c, 0, c->inputs[3]);
@@ -368,7 +367,7 @@ class WriteKernel : public TensorArrayOpKernel {
 };
 
 class ScatterKernel : public TensorArrayOpKernel {
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, Vector(c, 1, "indices"));
     const Tensor& value = c->inputs[2];
     CFX_RETURN_IF_ERROR(NeedsRows(value));
@@ -389,7 +388,7 @@ class ScatterKernel : public TensorArrayOpKernel {
 };
 
 class SplitKernel : public TensorArrayOpKernel {
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     const Tensor& value = c->inputs[1];
     CFX_RETURN_IF_ERROR(NeedsRows(value));
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> lengths, Vector(c, 2, "lengths"));
@@ -415,7 +414,7 @@ class SplitKernel : public TensorArrayOpKernel {
 };
 
 class ReadKernel : public TensorArrayOpKernel {
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t index, Index(c, 1));
     CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values,
                          array.Read(Alloc(c), std::vector<int64_t>{index}));
@@ -445,7 +444,7 @@ class GatherKernel : public TensorArrayOpKernel {
   }
 
  private:
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, Vector(c, 1, "indices"));
     CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, array.Read(Alloc(c), indices));
     TensorShape element;
@@ -483,7 +482,7 @@ class ConcatKernel : public TensorArrayOpKernel {
   }
 
  private:
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, array.Read(Alloc(c), std::nullopt));
     std::vector<int64_t> inner;
     if (values.empty()) {
@@ -530,7 +529,7 @@ class ConcatKernel : public TensorArrayOpKernel {
 };
 
 class SizeKernel : public TensorArrayOpKernel {
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t size, array.size());
     SetOutput(c, 0, Tensor::Scalar<int32_t>(DT_INT32, static_cast<int32_t>(size)));
     return Status();
@@ -538,7 +537,7 @@ class SizeKernel : public TensorArrayOpKernel {
 };
 
 class CloseKernel : public TensorArrayOpKernel {
-  Status Run(cfx_kernel_context*, TensorArray& array) override {
+  Status Run(KernelContext*, TensorArray& array) override {
     array.Close();
     return Status();
   }
@@ -552,7 +551,7 @@ class GradKernel : public TensorArrayOpKernel {
   }
 
  private:
-  Status Run(cfx_kernel_context* c, TensorArray& array) override {
+  Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(ResourceHandle h, HandleFromInput(c, 0));
     CFX_ASSIGN_OR_RETURN(ResourceMgr * resources, StepResources(c));
     h.name += "@" + source_;
@@ -571,10 +570,8 @@ class GradKernel : public TensorArrayOpKernel {
 }  // namespace
 
 void RegisterTensorArrayKernels(KernelRegistry* r) {
-  auto reg = [&](KernelDef def) {
-    if (!r->Register(std::move(def)).ok()) std::abort();
-  };
-  const uint32_t cheap = CFX_KERNEL_INEXPENSIVE;
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  const uint32_t cheap = kKernelInexpensive;
   reg(BuiltinKernelDef<TensorArrayKernel>("TensorArrayV3", "CPU", false, cheap, {"handle"}));
   reg(BuiltinKernelDef<GradKernel>("TensorArrayGradV3", "CPU", false, cheap,
                                    {"handle", "grad_handle"}));

@@ -1,7 +1,8 @@
-// Definitions of the opaque handles of the plugin ABI on the host side. Only the ABI adapters
-// (plugin/ and runtime/kernel_instance.*) include this file.
+// Definitions of the opaque handles of the plugin ABI on the host side. Only plugin/, the ABI
+// adapters, includes this file.
 //
-// cfx_tensor is not defined: a tensor handle is a cfx::Tensor* (see ToHandle / FromHandle).
+// cfx_tensor and cfx_kernel_context are not defined: a tensor handle is a cfx::Tensor* and a
+// kernel-context handle a cfx::KernelContext* (see ToHandle / FromHandle).
 #ifndef CONFLUX_CORE_SRC_PLUGIN_ABI_TYPES_H_
 #define CONFLUX_CORE_SRC_PLUGIN_ABI_TYPES_H_
 
@@ -18,7 +19,8 @@
 #include "conflux/status.h"
 #include "conflux/tensor.h"
 #include "plugin/gradient_backend.h"
-#include "runtime/step.h"
+#include "plugin/plugin_kernel.h"
+#include "runtime/kernel_context.h"
 #include "state/resource_mgr.h"
 
 struct cfx_status {
@@ -28,36 +30,6 @@ struct cfx_status {
 struct cfx_attrs {
   const cfx::NodeDef* node;
   const cfx::OpDef* op;
-};
-
-// One kernel invocation. Inputs are owned by the caller (the executor moves them in so that a
-// kernel may forward a buffer it holds the only reference to).
-struct cfx_kernel_context {
-  const std::string* node_name = nullptr;
-  cfx::Device* device = nullptr;
-  cfx_stream* stream = nullptr;
-  cfx::Tensor* inputs = nullptr;
-  int num_inputs = 0;
-  const std::vector<cfx::DataType>* output_types = nullptr;
-  const std::vector<bool>* host_memory_outputs = nullptr;  // may be null: none
-  std::vector<cfx::Tensor> outputs;
-  std::vector<bool> output_set;
-  std::vector<cfx::Tensor*> temps;  // owned handles handed out by ctx_allocate_temp
-  cfx::Status status;
-  // Reference inputs: parallel to `inputs`, null where the input is not a reference (or null
-  // when no input is).
-  const cfx::RefPtr<cfx::Var>* input_refs = nullptr;
-  // Reference outputs, sized on first use.
-  std::vector<cfx::RefPtr<cfx::Var>> output_refs;
-  // The step this call belongs to (null outside an executor, e.g. in KernelRunner).
-  const cfx::StepContext* step = nullptr;
-  // The frame (0: the root) and iteration the call runs in: part of rendezvous keys.
-  int64_t frame_id = 0;
-  int64_t iteration = 0;
-  // Dead-tensor signals of the transfer kernels (_Send/_Recv), which run even when dead: a _Send
-  // whose input is dead sends a dead tensor; a _Recv that receives one sets is_output_dead.
-  bool is_input_dead = false;
-  bool is_output_dead = false;
 };
 
 // A variable handed to a plugin: an owned reference.
@@ -88,6 +60,7 @@ struct cfx_grad_node {
 };
 struct cfx_kernel_builder {
   cfx::KernelDef def;
+  cfx::internal::PluginKernelFunctions functions;
 };
 
 // Collects the registrations of one plugin's init call; they are committed only when init
@@ -113,6 +86,15 @@ inline const cfx_tensor* ToHandle(const Tensor* t) {
 }
 inline Tensor* FromHandle(cfx_tensor* t) { return reinterpret_cast<Tensor*>(t); }
 inline const Tensor* FromHandle(const cfx_tensor* t) { return reinterpret_cast<const Tensor*>(t); }
+inline cfx_kernel_context* ToHandle(KernelContext* c) {
+  return reinterpret_cast<cfx_kernel_context*>(c);
+}
+inline KernelContext* FromHandle(cfx_kernel_context* c) {
+  return reinterpret_cast<KernelContext*>(c);
+}
+inline const KernelContext* FromHandle(const cfx_kernel_context* c) {
+  return reinterpret_cast<const KernelContext*>(c);
+}
 
 // The host function table with the host's own minor version.
 const cfx_host_api* HostApi();

@@ -9,6 +9,8 @@
 #include "plugin/abi_types.h"
 #include "plugin/gradient_abi.h"
 #include "plugin/log.h"
+#include "plugin/plugin_device.h"
+#include "plugin/plugin_kernel.h"
 
 namespace cfx::internal {
 namespace {
@@ -74,10 +76,7 @@ cfx_kernel_builder* KernelBuilderNew(const char* op, const char* device_type,
   auto* b = new cfx_kernel_builder();
   b->def.op = op ? op : "";
   b->def.device_type = device_type ? device_type : "";
-  b->def.create = create;
-  b->def.compute = compute;
-  b->def.compute_async = compute_async;
-  b->def.destroy = destroy;
+  b->functions = {create, compute, compute_async, destroy};
   return b;
 }
 void KernelBuilderTypeConstraint(cfx_kernel_builder* b, const char* attr, cfx_dtype dtype) {
@@ -102,9 +101,11 @@ void RegisterKernel(cfx_registrar* r, cfx_kernel_builder* b, cfx_status* s) {
         errors::InvalidArgument("plugin ", r->plugin, ": kernel ", def.DebugString(), ": ", msg));
   };
   if (def.op.empty() || def.device_type.empty()) return fail("op and device type are required");
-  if (def.compute == nullptr && def.compute_async == nullptr)
+  const PluginKernelFunctions& f = b->functions;
+  if (f.compute == nullptr && f.compute_async == nullptr)
     return fail("needs a compute or compute_async function");
-  if (def.create == nullptr) return fail("needs a create function");
+  if (f.create == nullptr) return fail("needs a create function");
+  def.create = PluginKernelFactory(f);
   for (const KernelDef* k : r->kernels->All())
     if (SameKernel(*k, def))
       return RegistrationError(
@@ -289,25 +290,38 @@ cfx_tensor* TensorNewHost(cfx_dtype dtype, const int64_t* dims, int rank, cfx_st
 }
 
 // ---- kernel context ----
-int CtxNumInputs(const cfx_kernel_context* c) { return c->num_inputs; }
-int CtxNumOutputs(const cfx_kernel_context* c) { return static_cast<int>(c->outputs.size()); }
-const cfx_tensor* CtxInput(const cfx_kernel_context* c, int i) {
+// A cfx_kernel_context* is the runtime's KernelContext*: the functions below take the C++ type,
+// and OnContext<F>::Call is the C entry point that converts the handle.
+template <auto F>
+struct OnContext;
+template <typename R, typename... A, R (*F)(KernelContext*, A...)>
+struct OnContext<F> {
+  static R Call(cfx_kernel_context* c, A... a) { return F(FromHandle(c), a...); }
+};
+template <typename R, typename... A, R (*F)(const KernelContext*, A...)>
+struct OnContext<F> {
+  static R Call(const cfx_kernel_context* c, A... a) { return F(FromHandle(c), a...); }
+};
+
+int CtxNumInputs(const KernelContext* c) { return c->num_inputs; }
+int CtxNumOutputs(const KernelContext* c) { return static_cast<int>(c->outputs.size()); }
+const cfx_tensor* CtxInput(const KernelContext* c, int i) {
   if (i < 0 || i >= c->num_inputs) return nullptr;
   return ToHandle(&c->inputs[i]);
 }
-cfx_dtype CtxOutputDType(const cfx_kernel_context* c, int i) {
+cfx_dtype CtxOutputDType(const KernelContext* c, int i) {
   if (i < 0 || i >= static_cast<int>(c->output_types->size())) return CFX_INVALID;
   return static_cast<cfx_dtype>(BaseType((*c->output_types)[i]));
 }
 
-bool CheckOutputIndex(const cfx_kernel_context* c, int i, cfx_status* s) {
+bool CheckOutputIndex(const KernelContext* c, int i, cfx_status* s) {
   if (i >= 0 && i < static_cast<int>(c->outputs.size())) return true;
   SetError(s, errors::Internal("kernel of node ", *c->node_name, " used output index ", i,
                                "; the node has ", c->outputs.size(), " outputs"));
   return false;
 }
 
-Allocator* OutputAllocator(const cfx_kernel_context* c, int i) {
+Allocator* OutputAllocator(const KernelContext* c, int i) {
   bool host = c->host_memory_outputs != nullptr && (*c->host_memory_outputs)[i];
   return host ? c->device->host_allocator() : c->device->allocator();
 }
@@ -328,7 +342,7 @@ cfx_tensor* AllocateWith(Allocator* alloc, cfx_dtype dtype, const int64_t* dims,
   return ToHandle(out);
 }
 
-cfx_tensor* CtxAllocateOutput(cfx_kernel_context* c, int i, const int64_t* dims, int rank,
+cfx_tensor* CtxAllocateOutput(KernelContext* c, int i, const int64_t* dims, int rank,
                               cfx_status* s) {
   if (!CheckOutputIndex(c, i, s)) return nullptr;
   cfx_tensor* t =
@@ -337,7 +351,7 @@ cfx_tensor* CtxAllocateOutput(cfx_kernel_context* c, int i, const int64_t* dims,
   return t;
 }
 
-void CtxSetOutput(cfx_kernel_context* c, int i, const cfx_tensor* t, cfx_status* s) {
+void CtxSetOutput(KernelContext* c, int i, const cfx_tensor* t, cfx_status* s) {
   if (!CheckOutputIndex(c, i, s)) return;
   const Tensor* x = FromHandle(t);
   if (x->dtype() != static_cast<DataType>(CtxOutputDType(c, i)))
@@ -349,7 +363,7 @@ void CtxSetOutput(cfx_kernel_context* c, int i, const cfx_tensor* t, cfx_status*
   c->output_set[i] = true;
 }
 
-void CtxSetOutputReshaped(cfx_kernel_context* c, int i, const cfx_tensor* t, const int64_t* dims,
+void CtxSetOutputReshaped(KernelContext* c, int i, const cfx_tensor* t, const int64_t* dims,
                           int rank, cfx_status* s) {
   if (!CheckOutputIndex(c, i, s)) return;
   auto shape = TensorShape::Make(std::vector<int64_t>(dims, dims + std::max(rank, 0)));
@@ -364,7 +378,7 @@ void CtxSetOutputReshaped(cfx_kernel_context* c, int i, const cfx_tensor* t, con
   c->output_set[i] = true;
 }
 
-cfx_tensor* CtxForwardOrAllocate(cfx_kernel_context* c, const int* candidates, int n, int out_index,
+cfx_tensor* CtxForwardOrAllocate(KernelContext* c, const int* candidates, int n, int out_index,
                                  const int64_t* dims, int rank, cfx_status* s) {
   if (!CheckOutputIndex(c, out_index, s)) return nullptr;
   int64_t elements = 1;
@@ -385,7 +399,7 @@ cfx_tensor* CtxForwardOrAllocate(cfx_kernel_context* c, const int* candidates, i
   return CtxAllocateOutput(c, out_index, dims, rank, s);
 }
 
-cfx_tensor* CtxAllocateTemp(cfx_kernel_context* c, cfx_dtype dtype, const int64_t* dims, int rank,
+cfx_tensor* CtxAllocateTemp(KernelContext* c, cfx_dtype dtype, const int64_t* dims, int rank,
                             cfx_status* s) {
   auto* holder = new Tensor();
   if (AllocateWith(c->device->allocator(), dtype, dims, rank, holder, s) == nullptr) {
@@ -395,16 +409,15 @@ cfx_tensor* CtxAllocateTemp(cfx_kernel_context* c, cfx_dtype dtype, const int64_
   return ToHandle(holder);
 }
 
-void CtxSetError(cfx_kernel_context* c, cfx_code code, const char* message) {
+void CtxSetError(KernelContext* c, cfx_code code, const char* message) {
   if (c->status.ok())
     c->status =
         Status(code == CFX_OK ? Code::kUnknown : static_cast<Code>(code), message ? message : "");
 }
-cfx_device* CtxDevice(const cfx_kernel_context* c) { return c->device->handle(); }
-cfx_stream* CtxStream(const cfx_kernel_context* c) { return c->stream; }
-const char* CtxNodeName(const cfx_kernel_context* c) { return c->node_name->c_str(); }
-void CtxParallelFor(cfx_kernel_context* c, int64_t total, int64_t cost, cfx_range_fn fn,
-                    void* arg) {
+cfx_device* CtxDevice(const KernelContext* c) { return PluginDevice::Of(*c->device).handle(); }
+cfx_stream* CtxStream(const KernelContext* c) { return c->stream; }
+const char* CtxNodeName(const KernelContext* c) { return c->node_name->c_str(); }
+void CtxParallelFor(KernelContext* c, int64_t total, int64_t cost, cfx_range_fn fn, void* arg) {
   c->device->ParallelFor(total, cost, [&](int64_t b, int64_t e) { fn(arg, b, e); });
 }
 
@@ -433,28 +446,28 @@ void ShapeSetOutput(cfx_shape_context* c, int i, const int64_t* dims, int rank) 
 }
 
 // ---- Minor 1: state.
-Var* RefInput(const cfx_kernel_context* c, int i) {
+Var* RefInput(const KernelContext* c, int i) {
   if (c->input_refs == nullptr || i < 0 || i >= c->num_inputs) return nullptr;
   return c->input_refs[i].get();
 }
-int CtxInputIsRef(const cfx_kernel_context* c, int i) { return RefInput(c, i) != nullptr; }
-void CtxRefInputLock(cfx_kernel_context* c, int i) {
+int CtxInputIsRef(const KernelContext* c, int i) { return RefInput(c, i) != nullptr; }
+void CtxRefInputLock(KernelContext* c, int i) {
   if (Var* v = RefInput(c, i)) v->mu().lock();
 }
-void CtxRefInputUnlock(cfx_kernel_context* c, int i) {
+void CtxRefInputUnlock(KernelContext* c, int i) {
   if (Var* v = RefInput(c, i)) v->mu().unlock();
 }
-void CtxRefInputAssign(cfx_kernel_context* c, int i, const cfx_tensor* t, cfx_status* s) {
+void CtxRefInputAssign(KernelContext* c, int i, const cfx_tensor* t, cfx_status* s) {
   Var* v = RefInput(c, i);
   if (v == nullptr) {
-    SetError(s, errors::InvalidArgument("node ", *c->node_name, ": input ", i,
-                                        " is not a reference"));
+    SetError(s,
+             errors::InvalidArgument("node ", *c->node_name, ": input ", i, " is not a reference"));
     return;
   }
   *v->tensor() = *FromHandle(t);
   c->inputs[i] = *FromHandle(t);
 }
-void CtxForwardRefInput(cfx_kernel_context* c, int in, int out, cfx_status* s) {
+void CtxForwardRefInput(KernelContext* c, int in, int out, cfx_status* s) {
   if (RefInput(c, in) == nullptr || !CheckOutputIndex(c, out, s)) {
     if (s->status.ok())
       SetError(s, errors::InvalidArgument("node ", *c->node_name, ": input ", in,
@@ -464,7 +477,7 @@ void CtxForwardRefInput(cfx_kernel_context* c, int in, int out, cfx_status* s) {
   if (c->output_refs.size() < c->outputs.size()) c->output_refs.resize(c->outputs.size());
   c->output_refs[out] = c->input_refs[in];
 }
-cfx_variable* CtxInputVariable(cfx_kernel_context* c, int i, int create, cfx_status* s) {
+cfx_variable* CtxInputVariable(KernelContext* c, int i, int create, cfx_status* s) {
   if (i < 0 || i >= c->num_inputs || c->inputs[i].dtype() != DT_RESOURCE ||
       c->inputs[i].num_elements() != 1) {
     SetError(s, errors::InvalidArgument("node ", *c->node_name, ": input ", i,
@@ -482,19 +495,18 @@ cfx_variable* CtxInputVariable(cfx_kernel_context* c, int i, int create, cfx_sta
     return nullptr;
   }
   StatusOr<RefPtr<Var>> var =
-      create ? c->device->resource_mgr()->LookupOrCreate<Var>(
-                   h->container, h->name,
-                   [&]() -> StatusOr<Var*> {
-                     auto* v = new Var();
-                     v->name = h->name;
-                     return v;
-                   })
+      create ? c->device->resource_mgr()->LookupOrCreate<Var>(h->container, h->name,
+                                                              [&]() -> StatusOr<Var*> {
+                                                                auto* v = new Var();
+                                                                v->name = h->name;
+                                                                return v;
+                                                              })
              : c->device->resource_mgr()->Lookup<Var>(h->container, h->name);
   if (!var.ok()) {
     SetError(s, var.status().code() == Code::kNotFound
-                    ? errors::FailedPrecondition("node ", *c->node_name,
-                                                 ": reading an uninitialized variable: ",
-                                                 var.status().message())
+                    ? errors::FailedPrecondition(
+                          "node ", *c->node_name,
+                          ": reading an uninitialized variable: ", var.status().message())
                     : var.status());
     return nullptr;
   }
@@ -515,12 +527,11 @@ void VariableUnlock(cfx_variable* v, int exclusive) {
 const cfx_tensor* VariableTensor(cfx_variable* v) {
   return v->var->initialized() ? ToHandle(v->var->tensor()) : nullptr;
 }
-cfx_tensor* VariableTensorForUpdate(cfx_kernel_context* c, cfx_variable* v, cfx_status* s) {
+cfx_tensor* VariableTensorForUpdate(KernelContext* c, cfx_variable* v, cfx_status* s) {
   Tensor* t = v->var->tensor();
   if (!t->IsInitialized()) {
     SetError(s, errors::FailedPrecondition("node ", *c->node_name,
-                                           ": updating an uninitialized variable ",
-                                           v->var->name));
+                                           ": updating an uninitialized variable ", v->var->name));
     return nullptr;
   }
   if (!t->RefCountIsOne()) {  // a reader still holds the buffer: copy on write
@@ -588,19 +599,19 @@ cfx_host_api MakeHostApi() {
   h.tensor_string = TensorString;
   h.tensor_set_string = TensorSetString;
   h.tensor_new_host = TensorNewHost;
-  h.ctx_num_inputs = CtxNumInputs;
-  h.ctx_num_outputs = CtxNumOutputs;
-  h.ctx_input = CtxInput;
-  h.ctx_output_dtype = CtxOutputDType;
-  h.ctx_allocate_output = CtxAllocateOutput;
-  h.ctx_set_output = CtxSetOutput;
-  h.ctx_forward_or_allocate = CtxForwardOrAllocate;
-  h.ctx_allocate_temp = CtxAllocateTemp;
-  h.ctx_set_error = CtxSetError;
-  h.ctx_device = CtxDevice;
-  h.ctx_stream = CtxStream;
-  h.ctx_node_name = CtxNodeName;
-  h.ctx_parallel_for = CtxParallelFor;
+  h.ctx_num_inputs = OnContext<CtxNumInputs>::Call;
+  h.ctx_num_outputs = OnContext<CtxNumOutputs>::Call;
+  h.ctx_input = OnContext<CtxInput>::Call;
+  h.ctx_output_dtype = OnContext<CtxOutputDType>::Call;
+  h.ctx_allocate_output = OnContext<CtxAllocateOutput>::Call;
+  h.ctx_set_output = OnContext<CtxSetOutput>::Call;
+  h.ctx_forward_or_allocate = OnContext<CtxForwardOrAllocate>::Call;
+  h.ctx_allocate_temp = OnContext<CtxAllocateTemp>::Call;
+  h.ctx_set_error = OnContext<CtxSetError>::Call;
+  h.ctx_device = OnContext<CtxDevice>::Call;
+  h.ctx_stream = OnContext<CtxStream>::Call;
+  h.ctx_node_name = OnContext<CtxNodeName>::Call;
+  h.ctx_parallel_for = OnContext<CtxParallelFor>::Call;
   h.shape_attrs = ShapeAttrs;
   h.shape_num_inputs = ShapeNumInputs;
   h.shape_num_outputs = ShapeNumOutputs;
@@ -608,17 +619,17 @@ cfx_host_api MakeHostApi() {
   h.shape_input_dim = ShapeInputDim;
   h.shape_input_tensor = ShapeInputTensor;
   h.shape_set_output = ShapeSetOutput;
-  h.ctx_set_output_reshaped = CtxSetOutputReshaped;
-  h.ctx_input_is_ref = CtxInputIsRef;
-  h.ctx_ref_input_lock = CtxRefInputLock;
-  h.ctx_ref_input_unlock = CtxRefInputUnlock;
-  h.ctx_ref_input_assign = CtxRefInputAssign;
-  h.ctx_forward_ref_input = CtxForwardRefInput;
-  h.ctx_input_variable = CtxInputVariable;
+  h.ctx_set_output_reshaped = OnContext<CtxSetOutputReshaped>::Call;
+  h.ctx_input_is_ref = OnContext<CtxInputIsRef>::Call;
+  h.ctx_ref_input_lock = OnContext<CtxRefInputLock>::Call;
+  h.ctx_ref_input_unlock = OnContext<CtxRefInputUnlock>::Call;
+  h.ctx_ref_input_assign = OnContext<CtxRefInputAssign>::Call;
+  h.ctx_forward_ref_input = OnContext<CtxForwardRefInput>::Call;
+  h.ctx_input_variable = OnContext<CtxInputVariable>::Call;
   h.variable_lock = VariableLock;
   h.variable_unlock = VariableUnlock;
   h.variable_tensor = VariableTensor;
-  h.variable_tensor_for_update = VariableTensorForUpdate;
+  h.variable_tensor_for_update = OnContext<VariableTensorForUpdate>::Call;
   h.variable_assign = VariableAssign;
   h.variable_release = VariableRelease;
   AddGradientFunctions(&h);

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstring>
 
-#include "plugin/abi_types.h"
 #include "state/resource_mgr.h"
 
 namespace cfx {
@@ -30,33 +29,6 @@ std::string Upper(std::string_view s) {
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
-
-// Memory of one kind on a plugin device.
-class PluginAllocator final : public Allocator {
- public:
-  PluginAllocator(const cfx_device_type_desc* desc, cfx_device* dev, cfx_memory_kind kind,
-                  std::string name, bool host_addressable)
-      : desc_(desc), dev_(dev), kind_(kind), name_(std::move(name)), host_(host_addressable) {}
-  std::string name() const override { return name_; }
-  bool host_addressable() const override { return host_; }
-
- protected:
-  void* RawAllocate(size_t bytes, size_t alignment) override {
-    cfx_status s;
-    void* p = desc_->funcs->allocate(dev_, kind_, bytes, alignment, &s);
-    return s.status.ok() ? p : nullptr;
-  }
-  void RawDeallocate(void* ptr, size_t bytes) override {
-    desc_->funcs->deallocate(dev_, kind_, ptr, bytes);
-  }
-
- private:
-  const cfx_device_type_desc* desc_;
-  cfx_device* dev_;
-  cfx_memory_kind kind_;
-  std::string name_;
-  bool host_;
-};
 
 }  // namespace
 
@@ -118,33 +90,19 @@ bool DeviceName::Matches(const DeviceName& full) const {
          (id < 0 || id == full.id);
 }
 
-Device::Device(const cfx_device_type_desc* desc, cfx_device* handle, DeviceName name,
-               std::string plugin, int64_t memory_limit)
-    : desc_(desc), handle_(handle), name_(std::move(name)), plugin_(std::move(plugin)) {
-  std::string short_name = name_.type + ":" + std::to_string(name_.id);
-  device_allocator_ = std::make_unique<PluginAllocator>(desc, handle, CFX_MEMORY_DEVICE, short_name,
-                                                        desc->host_addressable != 0);
-  if (memory_limit > 0) device_allocator_->set_bytes_limit(memory_limit);
-  if (!desc->host_addressable)
-    pinned_allocator_ = std::make_unique<PluginAllocator>(desc, handle, CFX_MEMORY_HOST_PINNED,
-                                                          short_name + " pinned host", true);
-  resource_mgr_ = std::make_unique<ResourceMgr>(name_.ToString());
-}
+Device::Device(DeviceName name, std::string plugin, bool host_addressable,
+               std::unique_ptr<Allocator> device_allocator,
+               std::unique_ptr<Allocator> pinned_allocator)
+    : name_(std::move(name)),
+      plugin_(std::move(plugin)),
+      host_addressable_(host_addressable),
+      device_allocator_(std::move(device_allocator)),
+      pinned_allocator_(std::move(pinned_allocator)),
+      resource_mgr_(std::make_unique<ResourceMgr>(name_.ToString())) {}
 
-Device::~Device() {
-  // Resources (variable buffers) go back to the allocators before the device goes away.
-  resource_mgr_.reset();
-  if (desc_->destroy_device) desc_->destroy_device(desc_->type_state, handle_);
-}
+Device::~Device() = default;
 
-std::string Device::description() const {
-  if (desc_->funcs->describe == nullptr) return name_.type;
-  char buf[256] = {0};
-  desc_->funcs->describe(handle_, buf, sizeof(buf) - 1);
-  return buf;
-}
-
-bool Device::host_addressable() const { return desc_->host_addressable != 0; }
+void Device::ReleaseResources() { resource_mgr_.reset(); }
 
 Allocator* Device::host_allocator() const {
   return pinned_allocator_ ? pinned_allocator_.get() : HostAllocator();
@@ -169,13 +127,7 @@ Status Device::CopyHostToDevice(const Tensor& host, Tensor* device) const {
     std::memcpy(device->raw_data(), host.raw_data(), host.TotalBytes());
     return Status();
   }
-  if (desc_->funcs->copy_host_to_device == nullptr)
-    return errors::Unimplemented("device ", full_name(), " has no host-to-device copy");
-  cfx_status s;
-  desc_->funcs->copy_host_to_device(handle_, nullptr, device->raw_data(), 0, host.raw_data(),
-                                    host.TotalBytes(), &s);
-  CFX_RETURN_IF_ERROR(s.status);
-  return Synchronize();
+  return CopyBytesToDevice(device->raw_data(), host.raw_data(), host.TotalBytes());
 }
 
 Status Device::CopyDeviceToHost(const Tensor& device, Tensor* host) const {
@@ -185,13 +137,7 @@ Status Device::CopyDeviceToHost(const Tensor& device, Tensor* host) const {
     std::memcpy(host->raw_data(), device.raw_data(), device.TotalBytes());
     return Status();
   }
-  if (desc_->funcs->copy_device_to_host == nullptr)
-    return errors::Unimplemented("device ", full_name(), " has no device-to-host copy");
-  cfx_status s;
-  desc_->funcs->copy_device_to_host(handle_, nullptr, host->raw_data(), device.raw_data(), 0,
-                                    device.TotalBytes(), &s);
-  CFX_RETURN_IF_ERROR(s.status);
-  return Synchronize();
+  return CopyBytesToHost(host->raw_data(), device.raw_data(), device.TotalBytes());
 }
 
 StatusOr<Tensor> Device::ToHost(const Tensor& t) const {
@@ -208,26 +154,17 @@ StatusOr<Tensor> Device::FromHost(const Tensor& host) const {
   return dev;
 }
 
-Status Device::Synchronize() const {
-  if (desc_->funcs->stream_synchronize == nullptr) return Status();
-  cfx_status s;
-  desc_->funcs->stream_synchronize(handle_, nullptr, &s);
-  return s.status;
+Status Device::CopyBytesToDevice(void*, const void*, size_t) const {
+  return errors::Unimplemented("device ", full_name(), " has no host-to-device copy");
 }
 
-void Device::ParallelFor(int64_t total, int64_t cost_per_unit,
+Status Device::CopyBytesToHost(void*, const void*, size_t) const {
+  return errors::Unimplemented("device ", full_name(), " has no device-to-host copy");
+}
+
+void Device::ParallelFor(int64_t total, int64_t,
                          const std::function<void(int64_t, int64_t)>& fn) const {
-  if (total <= 0) return;
-  if (desc_->funcs->parallel_for == nullptr) {
-    fn(0, total);
-    return;
-  }
-  desc_->funcs->parallel_for(
-      handle_, total, cost_per_unit,
-      [](void* arg, int64_t b, int64_t e) {
-        (*static_cast<const std::function<void(int64_t, int64_t)>*>(arg))(b, e);
-      },
-      const_cast<void*>(static_cast<const void*>(&fn)));
+  if (total > 0) fn(0, total);
 }
 
 }  // namespace cfx

@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "graph/control_flow_info.h"
-#include "plugin/abi_types.h"
+#include "runtime/kernel_context.h"
 
 namespace cfx {
 
@@ -168,7 +168,7 @@ class ExecutorState {
     TaggedNode node;
     std::vector<Tensor> inputs;
     std::vector<RefPtr<Var>> refs;
-    cfx_kernel_context ctx;
+    KernelContext ctx;
     int64_t start_us = 0;
   };
 
@@ -241,7 +241,7 @@ class ExecutorState {
     return Status();
   }
 
-  void InitContext(const TaggedNode& tn, const NodeItem& item, cfx_kernel_context* ctx,
+  void InitContext(const TaggedNode& tn, const NodeItem& item, KernelContext* ctx,
                    std::vector<Tensor>* inputs, std::vector<RefPtr<Var>>* refs) {
     item.kernel->InitContext(ctx, inputs->data(), item.num_inputs);
     ctx->step = &step_;
@@ -252,7 +252,7 @@ class ExecutorState {
   }
 
   // Moves a finished kernel's outputs into `outs` (an unset output is dead).
-  static void CollectOutputs(cfx_kernel_context* ctx, std::vector<Entry>* outs) {
+  static void CollectOutputs(KernelContext* ctx, std::vector<Entry>* outs) {
     outs->resize(ctx->outputs.size());
     const bool has_refs = !ctx->output_refs.empty();
     for (size_t i = 0; i < ctx->outputs.size(); ++i) {
@@ -599,7 +599,7 @@ class ExecutorState {
     }
   }
 
-  void RecordStats(int id, int64_t start_us, const cfx_kernel_context& ctx) {
+  void RecordStats(int id, int64_t start_us, const KernelContext& ctx) {
     NodeExecStats ns;
     const NodeDef& def = ex_.nodes_[id].kernel->node();
     ns.node_name = def.name;
@@ -656,13 +656,13 @@ class ExecutorState {
   // The node as its consumers see it once its kernel ran: live, except a _Recv that received a
   // dead tensor (dead for its control edges too: a control edge that crosses devices is such a
   // _Recv) and a dead _Send.
-  static TaggedNode Finished(TaggedNode tn, const NodeItem& item, const cfx_kernel_context& ctx) {
+  static TaggedNode Finished(TaggedNode tn, const NodeItem& item, const KernelContext& ctx) {
     tn.is_dead = item.is_transfer && (ctx.is_output_dead || (tn.is_dead && item.num_outputs == 0));
     return tn;
   }
 
   // Runs one node; false when it went asynchronous (AsyncDone accounts for it).
-  bool RunNode(const TaggedNode& tn, cfx_kernel_context& ctx, std::vector<Tensor>& inputs,
+  bool RunNode(const TaggedNode& tn, KernelContext& ctx, std::vector<Tensor>& inputs,
                std::vector<RefPtr<Var>>& refs, std::vector<Entry>& outs,
                std::vector<TaggedNode>* ready) {
     const NodeItem& item = ex_.nodes_[tn.node];
@@ -695,7 +695,7 @@ class ExecutorState {
       inputs.clear();
       refs.clear();
       InitContext(tn, item, &call->ctx, &call->inputs, &call->refs);
-      item.kernel->ComputeAsync(&call->ctx, &ExecutorState::AsyncDone, call);
+      item.kernel->ComputeAsync(&call->ctx, AsyncDone{&ExecutorState::OnAsyncDone, call});
       return false;
     }
     InitContext(tn, item, &ctx, &inputs, &refs);
@@ -716,7 +716,7 @@ class ExecutorState {
   }
 
   void Process(std::vector<TaggedNode> inline_ready) {
-    cfx_kernel_context ctx;
+    KernelContext ctx;
     std::vector<Tensor> inputs;
     std::vector<RefPtr<Var>> refs;
     std::vector<Entry> outs;
@@ -732,7 +732,7 @@ class ExecutorState {
     }
   }
 
-  static void AsyncDone(void* arg) {
+  static void OnAsyncDone(void* arg) {
     std::unique_ptr<AsyncCall> call(static_cast<AsyncCall*>(arg));
     ExecutorState* self = call->state;
     const NodeItem& item = self->ex_.nodes_[call->node.node];

@@ -31,18 +31,17 @@ StatusOr<std::unique_ptr<KernelInstance>> KernelInstance::Create(const KernelDef
                                      " declares host memory for '", arg, "', which op ", op.name,
                                      " does not have");
   }
-  cfx_attrs attrs{k->node_.get(), &op};
-  cfx_status s;
-  k->state_ = def->create(&attrs, device->handle(), &s);
-  if (!s.status.ok()) return s.status.WithPrefix("node " + node.name + " (op " + node.op + "): ");
+  auto kernel = def->create(*k->node_, op, device);
+  if (!kernel.ok())
+    return kernel.status().WithPrefix("node " + node.name + " (op " + node.op + "): ");
+  k->kernel_ = std::move(*kernel);
+  k->is_async_ = k->kernel_->is_async();
   return k;
 }
 
-KernelInstance::~KernelInstance() {
-  if (def_ != nullptr && def_->destroy != nullptr) def_->destroy(state_);
-}
+KernelInstance::~KernelInstance() = default;
 
-void KernelInstance::InitContext(cfx_kernel_context* ctx, Tensor* inputs, int num_inputs) const {
+void KernelInstance::InitContext(KernelContext* ctx, Tensor* inputs, int num_inputs) const {
   ctx->node_name = &node_->name;
   ctx->device = device_;
   ctx->stream = nullptr;
@@ -61,33 +60,30 @@ void KernelInstance::InitContext(cfx_kernel_context* ctx, Tensor* inputs, int nu
   ctx->is_output_dead = false;
 }
 
-void KernelInstance::Compute(cfx_kernel_context* ctx) const {
-  if (def_->compute != nullptr) {
-    def_->compute(state_, ctx);
+void KernelInstance::Compute(KernelContext* ctx) const {
+  if (!is_async_) {
+    kernel_->Compute(ctx);
   } else {
     struct Waiter {
       std::mutex mu;
       std::condition_variable cv;
       bool done = false;
     } waiter;
-    def_->compute_async(
-        state_, ctx,
-        [](void* arg) {
-          auto* w = static_cast<Waiter*>(arg);
-          std::lock_guard<std::mutex> lock(w->mu);
-          w->done = true;
-          w->cv.notify_all();
-        },
-        &waiter);
+    kernel_->ComputeAsync(ctx, AsyncDone{[](void* arg) {
+                                           auto* w = static_cast<Waiter*>(arg);
+                                           std::lock_guard<std::mutex> lock(w->mu);
+                                           w->done = true;
+                                           w->cv.notify_all();
+                                         },
+                                         &waiter});
     std::unique_lock<std::mutex> lock(waiter.mu);
     waiter.cv.wait(lock, [&] { return waiter.done; });
   }
   FinishCompute(ctx);
 }
 
-void KernelInstance::FinishCompute(cfx_kernel_context* ctx) const {
-  for (cfx::Tensor* t : ctx->temps) delete t;
-  ctx->temps.clear();
+void KernelInstance::FinishCompute(KernelContext* ctx) const {
+  ctx->ReleaseTemps();
   if (!ctx->status.ok()) {
     ctx->status = ctx->status.WithPrefix("node " + node_->name + " (op " + node_->op + "): ");
     return;

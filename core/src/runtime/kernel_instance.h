@@ -1,5 +1,6 @@
-// KernelInstance: a plugin kernel built for one node on one device (the host side of the C
-// kernel API's create/compute/destroy). Compute may run concurrently for different steps.
+// KernelInstance: the kernel of one node on one device, with what the executor needs to call it
+// (the node's dtypes and which arguments live in host memory). Compute may run concurrently for
+// different steps.
 #ifndef CONFLUX_CORE_SRC_RUNTIME_KERNEL_INSTANCE_H_
 #define CONFLUX_CORE_SRC_RUNTIME_KERNEL_INSTANCE_H_
 
@@ -10,13 +11,13 @@
 #include "conflux/graph_def.h"
 #include "conflux/kernel_registry.h"
 #include "conflux/op_def.h"
-#include "plugin/abi_types.h"
+#include "runtime/kernel_context.h"
 
 namespace cfx {
 
 class KernelInstance {
  public:
-  // Calls the kernel's create function; its error comes back prefixed with the node name.
+  // Builds the kernel with its KernelDef's factory; an error comes back prefixed with the node.
   static StatusOr<std::unique_ptr<KernelInstance>> Create(const KernelDef* def, const NodeDef& node,
                                                           const OpDef& op, Device* device);
   ~KernelInstance();
@@ -24,21 +25,20 @@ class KernelInstance {
   KernelInstance& operator=(const KernelInstance&) = delete;
 
   // Prepares `ctx` for one call with `inputs` (owned by the caller, size num_inputs()).
-  void InitContext(cfx_kernel_context* ctx, Tensor* inputs, int num_inputs) const;
+  void InitContext(KernelContext* ctx, Tensor* inputs, int num_inputs) const;
   // Runs synchronously (async kernels are waited for). Afterwards ctx->status holds the kernel's
   // error, prefixed with the node, and ctx->outputs the outputs; an output the kernel did not
   // set is an Internal error.
-  void Compute(cfx_kernel_context* ctx) const;
+  void Compute(KernelContext* ctx) const;
 
-  // The executor's path: Start runs a synchronous kernel, or starts an asynchronous one that
-  // calls done(arg) when finished; Finish (after either) checks the outputs and prefixes errors.
-  bool is_async() const { return def_->compute == nullptr; }
-  bool inexpensive() const { return (def_->flags & CFX_KERNEL_INEXPENSIVE) != 0; }
-  void ComputeSync(cfx_kernel_context* ctx) const { def_->compute(state_, ctx); }
-  void ComputeAsync(cfx_kernel_context* ctx, cfx_done_fn done, void* arg) const {
-    def_->compute_async(state_, ctx, done, arg);
-  }
-  void FinishCompute(cfx_kernel_context* ctx) const;
+  // The executor's path: ComputeSync runs a synchronous kernel, ComputeAsync starts an
+  // asynchronous one that calls done when finished; FinishCompute (after either) checks the
+  // outputs and prefixes errors.
+  bool is_async() const { return is_async_; }
+  bool inexpensive() const { return (def_->flags & kKernelInexpensive) != 0; }
+  void ComputeSync(KernelContext* ctx) const { kernel_->Compute(ctx); }
+  void ComputeAsync(KernelContext* ctx, AsyncDone done) const { kernel_->ComputeAsync(ctx, done); }
+  void FinishCompute(KernelContext* ctx) const;
 
   const NodeDef& node() const { return *node_; }
   const KernelDef& def() const { return *def_; }
@@ -54,7 +54,8 @@ class KernelInstance {
   std::unique_ptr<NodeDef> node_;
   const OpDef* op_ = nullptr;
   Device* device_ = nullptr;
-  void* state_ = nullptr;
+  std::unique_ptr<OpKernel> kernel_;
+  bool is_async_ = false;
   std::vector<DataType> input_types_, output_types_;
   std::vector<bool> host_inputs_, host_outputs_;
 };

@@ -25,7 +25,7 @@ KernelRunner::~KernelRunner() = default;
 
 StatusOr<std::vector<Tensor>> KernelRunner::RunOnDevice(const std::vector<Tensor>& device_inputs) {
   std::vector<Tensor> inputs = device_inputs;
-  cfx_kernel_context ctx;
+  KernelContext ctx;
   kernel_->InitContext(&ctx, inputs.data(), static_cast<int>(inputs.size()));
   kernel_->Compute(&ctx);
   CFX_RETURN_IF_ERROR(ctx.status);

@@ -6,6 +6,7 @@
 #include "kernels/builtin.h"
 #include "plugin/abi_types.h"
 #include "plugin/log.h"
+#include "plugin/plugin_device.h"
 #include "plugin/plugin_manager.h"
 
 namespace cfx {
@@ -106,8 +107,8 @@ Status Runtime::CreateDevices(const std::string& only_plugin) {
       name.task = 0;
       name.type = type;
       name.id = i;
-      devices_.push_back(
-          std::make_unique<Device>(desc, handle, name, entry.plugin, cfg.memory_limit));
+      devices_.push_back(std::make_unique<internal::PluginDevice>(desc, handle, name, entry.plugin,
+                                                                  cfg.memory_limit));
     }
   }
   return Status();
