@@ -21,8 +21,8 @@
 #include "conflux/plugin_api.h"
 #include "conflux/runtime.h"
 #include "conflux/shape_inference.h"
-#include "graph/cost_model.h"
-#include "graph/placer.h"
+#include "passes/cost_model.h"
+#include "passes/placer.h"
 #include "run_command.h"
 #include "runtime/serial_evaluator.h"
 

@@ -6,11 +6,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "conflux/sdk/data_format.h"
 #include "conflux/sdk/shape_rules.h"
-#include "layout.h"
 #include "nn_ops.h"
 
 namespace cfx::nn {
+
+using sdk::ChannelDim;
+using sdk::CheckChanneledRank;
+using sdk::DataFormat;
+using sdk::FormatName;
+using sdk::ReadDataFormat;
 namespace {
 
 using shape_rules::ShapeStr;

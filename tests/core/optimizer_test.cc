@@ -1,7 +1,7 @@
 // Graph optimizer: CSE and constant folding change node counts as expected, leave results
 // identical to the unoptimized graph (both run by the serial evaluator), keep control
 // dependencies, and leave kept and stateful nodes alone.
-#include "graph/optimizer.h"
+#include "passes/optimizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -209,6 +209,24 @@ TEST(OptimizerFolding, FoldsConstantSubgraphs) {
   ASSERT_OK(round_trip.status());
   test::ExpectTensorEqual(m->attr.at("value").tensor,
                           Find(*round_trip, "m")->attr.at("value").tensor);
+}
+
+// A node that asks for a device is folded on that device: its output buffer comes from that
+// device's allocator, not CPU:0's.
+TEST(OptimizerFolding, FoldsOnTheRequestedDevice) {
+  Runtime& rt = test::TestRuntimeWith(1, 2);
+  Device* cpu1 = rt.FindDevice("CPU:1").value();
+  NodeDef big = F("s", "AddV2", {"x", "y"});
+  big.device = "/device:CPU:1";
+  std::vector<float> values(4096, 1.0f);
+  GraphDef def = Def({FloatConst("x", values), FloatConst("y", values), big});
+  const int64_t before = cpu1->allocator()->stats().num_allocs;
+  GraphOptimizerStats stats;
+  ASSERT_OK(OptimizeGraph(rt, FoldingOnly(), {}, &def, &stats));
+  EXPECT_EQ(stats.folded, 1);
+  EXPECT_GT(cpu1->allocator()->stats().num_allocs, before);
+  EXPECT_EQ(Find(def, "s")->op, "Const");
+  EXPECT_EQ(Find(def, "s")->device, "/device:CPU:1");
 }
 
 TEST(OptimizerFolding, CarriesControlDependencies) {

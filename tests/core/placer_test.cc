@@ -1,7 +1,7 @@
 // Placement: device requests (full and partial), colocation (`_class`, resource edges), named
 // errors, the greedy cost-based choice (spreading heavy branches, keeping chains together,
 // reacting to measured stats) and determinism. Runs on the CPU plugin with two CPU devices.
-#include "graph/placer.h"
+#include "passes/placer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "conflux/config.h"
 #include "conflux/runtime.h"
-#include "graph/cost_model.h"
 #include "kernel_test_util.h"
+#include "passes/cost_model.h"
 
 namespace cfx {
 namespace {

@@ -20,29 +20,10 @@
 #include "conflux/graph_def.h"
 #include "conflux/runtime.h"
 #include "conflux/status.h"
+#include "conflux/step_stats.h"
 #include "conflux/tensor.h"
 
 namespace cfx {
-
-// What one node did in one step (times in microseconds since the Unix epoch).
-struct NodeExecStats {
-  std::string node_name;
-  std::string op;
-  int64_t start_us = 0;
-  int64_t end_us = 0;
-  uint64_t thread_id = 0;  // a small stable number per executor thread
-  std::vector<int64_t> output_bytes;  // per output; -1 when the output was not produced
-  std::vector<std::vector<int64_t>> output_shapes;
-};
-
-struct DeviceStepStats {
-  std::string device;  // full device name
-  std::vector<NodeExecStats> nodes;
-};
-
-struct StepStats {
-  std::vector<DeviceStepStats> devices;
-};
 
 struct RunOptions {
   // 0 = no limit. A step that runs longer is aborted with DeadlineExceeded.

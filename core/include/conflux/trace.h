@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "conflux/session.h"
+#include "conflux/step_stats.h"
 
 namespace cfx {
 

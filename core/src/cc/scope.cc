@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "conflux/runtime.h"
-#include "graph/cost_model.h"
+#include "passes/cost_model.h"
 
 namespace cfx {
 
@@ -116,8 +116,8 @@ PartialTensorShape Scope::StaticShape(const Output& output) const {
   return shapes[output.node()->id()].outputs[output.index()];
 }
 
-std::shared_ptr<void> Scope::GraphState(
-    const std::string& key, const std::function<std::shared_ptr<void>()>& make) const {
+std::shared_ptr<void> Scope::GraphState(const std::string& key,
+                                        const std::function<std::shared_ptr<void>()>& make) const {
   std::shared_ptr<void>& state = shared_->graph_states[key];
   if (state == nullptr && make) state = make();
   return state;

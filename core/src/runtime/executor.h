@@ -28,7 +28,7 @@
 
 #include "conflux/graph.h"
 #include "conflux/runtime.h"
-#include "conflux/session.h"
+#include "conflux/step_stats.h"
 #include "runtime/kernel_instance.h"
 #include "runtime/step.h"
 #include "runtime/thread_pool.h"

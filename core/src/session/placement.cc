@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "graph/optimizer.h"
-#include "graph/placer.h"
+#include "passes/optimizer.h"
+#include "passes/placer.h"
 
 namespace cfx {
 
@@ -18,8 +18,7 @@ void PlacementCosts::Record(const StepStats& stats, const Runtime& runtime) {
 
 StatusOr<std::vector<Device*>> Place(const Graph& graph, const std::vector<Device*>& devices,
                                      const KernelRegistry& kernels, const PlacementCosts& costs) {
-  CFX_ASSIGN_OR_RETURN(PlacementResult placed,
-                       PlaceGraph(graph, devices, kernels, costs.model()));
+  CFX_ASSIGN_OR_RETURN(PlacementResult placed, PlaceGraph(graph, devices, kernels, costs.model()));
   return placed.device_of;
 }
 

@@ -8,7 +8,7 @@
 #include "conflux/kernel_registry.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
-#include "graph/cost_model.h"
+#include "passes/cost_model.h"
 #include "session/graph_rewrite.h"
 
 namespace cfx {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../../ops-nn/layout.h"
+#include "conflux/sdk/data_format.h"
 #include "kernels/kernels.h"
 #include "opencl_runtime.h"
 
@@ -67,23 +67,26 @@ size_t ReductionGroupSize(int64_t n) {
 
 class BiasAddKernel {
  public:
-  sdk::Status Init(const sdk::KernelInit& init) { return nn::ReadDataFormat(init.attrs(), &format_); }
+  sdk::Status Init(const sdk::KernelInit& init) {
+    return sdk::ReadDataFormat(init.attrs(), &format_);
+  }
 
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
     CFX_SDK_RETURN_IF_ERROR(ExpectInputs(ctx, {CFX_FLOAT, CFX_FLOAT}));
     const sdk::Tensor value = ctx.input(0), bias = ctx.input(1);
     const sdk::Shape shape = value.shape();
-    CFX_SDK_RETURN_IF_ERROR(nn::CheckChanneledRank(value.rank(), sdk::ShapeString(shape), "value"));
+    CFX_SDK_RETURN_IF_ERROR(
+        sdk::CheckChanneledRank(value.rank(), sdk::ShapeString(shape), "value"));
     if (bias.rank() != 1)
       return sdk::InvalidArgument("bias must be 1-D, got shape ", sdk::ShapeString(bias.shape()));
-    const int cdim = nn::ChannelDim(format_, value.rank());
+    const int cdim = sdk::ChannelDim(format_, value.rank());
     const int64_t channels = shape[cdim];
     int64_t inner = 1;
     for (int d = cdim + 1; d < value.rank(); ++d) inner *= shape[d];
     if (bias.dim(0) != channels)
       return sdk::InvalidArgument("bias has ", bias.dim(0), " elements but the channel dimension ",
                                   "of value (shape ", sdk::ShapeString(shape), ", data_format ",
-                                  nn::FormatName(format_), ") has size ", channels,
+                                  sdk::FormatName(format_), ") has size ", channels,
                                   "; they must be equal");
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.ForwardOrAllocateOutput({0}, 0, shape));
     const int64_t n = value.num_elements();
@@ -91,14 +94,14 @@ class BiasAddKernel {
       done();
       return sdk::Status();
     }
-    CFX_SDK_ASSIGN_OR_RETURN(KernelFunction* k, GetKernel(ctx.device(), kNN, "bias_add"));
+    CFX_SDK_ASSIGN_OR_RETURN(KernelFunction * k, GetKernel(ctx.device(), kNN, "bias_add"));
     CFX_SDK_RETURN_IF_ERROR(Enqueue(ctx, k, Elementwise1D(ctx.device(), n),
                                     {Mem(out), Mem(value), Mem(bias), channels, inner, n}));
     return CompleteAsync(ctx, done);
   }
 
  private:
-  nn::DataFormat format_ = nn::DataFormat::kNHWC;
+  sdk::DataFormat format_ = sdk::DataFormat::kNHWC;
 };
 
 template <bool kLog>
@@ -119,7 +122,7 @@ class SoftmaxKernel {
       return sdk::Status();
     }
     const size_t local = ReductionGroupSize(d);
-    CFX_SDK_ASSIGN_OR_RETURN(KernelFunction* k, GetKernel(ctx.device(), kNN, "softmax"));
+    CFX_SDK_ASSIGN_OR_RETURN(KernelFunction * k, GetKernel(ctx.device(), kNN, "softmax"));
     NDRange range;
     range.local[0] = local;
     range.global[0] = static_cast<size_t>(n / d) * local;

@@ -2,8 +2,8 @@
 // step 3): common subexpression elimination and constant folding (whitepaper §5.1).
 //
 // Stateless functions; thread-safe as long as each call has its own GraphDef.
-#ifndef CONFLUX_CORE_SRC_GRAPH_OPTIMIZER_H_
-#define CONFLUX_CORE_SRC_GRAPH_OPTIMIZER_H_
+#ifndef CONFLUX_CORE_SRC_PASSES_OPTIMIZER_H_
+#define CONFLUX_CORE_SRC_PASSES_OPTIMIZER_H_
 
 #include <cstdint>
 #include <set>
@@ -29,8 +29,9 @@ struct GraphOptimizerStats {
 // Rewrites `graph_def` in place, in one pass in topological order:
 //   - CSE: a node with the same op, attrs, data inputs (in order), set of control inputs and
 //     requested device as an earlier one is removed and its consumers read the earlier node.
-//   - Constant folding: a node whose data inputs are all Const nodes is run once on the
-//     runtime's CPU:0 and replaced by Const nodes: under its own name when it has one output,
+//   - Constant folding: a node whose data inputs are all Const nodes is run once, on the first
+//     device that matches its requested device and has a kernel for it (CPU:0 when it requests
+//     none), and replaced by Const nodes: under its own name when it has one output,
 //     else one "<name>/_folded_<i>" per used output. The Consts inherit the control inputs of
 //     the folded node and of its Const inputs. Outputs over `max_constant_bytes`, of dtypes a
 //     GraphDef cannot hold, and nodes whose evaluation fails are left alone (the step reports
@@ -47,4 +48,4 @@ Status OptimizeGraph(const Runtime& runtime, const GraphOptimizerOptions& option
 
 }  // namespace cfx
 
-#endif  // CONFLUX_CORE_SRC_GRAPH_OPTIMIZER_H_
+#endif  // CONFLUX_CORE_SRC_PASSES_OPTIMIZER_H_

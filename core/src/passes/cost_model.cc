@@ -1,5 +1,5 @@
 // CostModel: static FLOP/byte estimates refined by measured step stats.
-#include "graph/cost_model.h"
+#include "passes/cost_model.h"
 
 #include <algorithm>
 #include <set>

@@ -12,8 +12,8 @@
 //      when each device becomes free and what moving the inputs costs.
 // Deterministic for the same graph, devices and cost model: ties go to the lowest device index
 // (for a group holding an `_Arg`, host-addressable devices first). A pure function; thread-safe.
-#ifndef CONFLUX_CORE_SRC_GRAPH_PLACER_H_
-#define CONFLUX_CORE_SRC_GRAPH_PLACER_H_
+#ifndef CONFLUX_CORE_SRC_PASSES_PLACER_H_
+#define CONFLUX_CORE_SRC_PASSES_PLACER_H_
 
 #include <string>
 #include <vector>
@@ -22,7 +22,7 @@
 #include "conflux/graph.h"
 #include "conflux/kernel_registry.h"
 #include "conflux/status.h"
-#include "graph/cost_model.h"
+#include "passes/cost_model.h"
 
 namespace cfx {
 
@@ -46,4 +46,4 @@ StatusOr<PlacementResult> PlaceGraph(const Graph& graph, const std::vector<Devic
 
 }  // namespace cfx
 
-#endif  // CONFLUX_CORE_SRC_GRAPH_PLACER_H_
+#endif  // CONFLUX_CORE_SRC_PASSES_PLACER_H_

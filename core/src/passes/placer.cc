@@ -1,5 +1,5 @@
 // PlaceGraph: feasible sets, colocation groups, greedy simulated execution.
-#include "graph/placer.h"
+#include "passes/placer.h"
 
 #include <algorithm>
 #include <cmath>

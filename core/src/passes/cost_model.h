@@ -4,8 +4,8 @@
 // Estimates start static (FLOPs and bytes of a node from its shapes, divided by a nominal rate
 // for the device type) and are replaced by measured means once Record() has seen step stats for
 // the node. Thread-safe: Record may run while other threads ask for estimates.
-#ifndef CONFLUX_CORE_SRC_GRAPH_COST_MODEL_H_
-#define CONFLUX_CORE_SRC_GRAPH_COST_MODEL_H_
+#ifndef CONFLUX_CORE_SRC_PASSES_COST_MODEL_H_
+#define CONFLUX_CORE_SRC_PASSES_COST_MODEL_H_
 
 #include <cstdint>
 #include <map>
@@ -16,7 +16,7 @@
 
 #include "conflux/device.h"
 #include "conflux/graph.h"
-#include "conflux/session.h"
+#include "conflux/step_stats.h"
 #include "conflux/tensor_shape.h"
 
 namespace cfx {
@@ -76,4 +76,4 @@ class CostModel {
 
 }  // namespace cfx
 
-#endif  // CONFLUX_CORE_SRC_GRAPH_COST_MODEL_H_
+#endif  // CONFLUX_CORE_SRC_PASSES_COST_MODEL_H_

@@ -1,5 +1,5 @@
 // OptimizeGraph: CSE and constant folding in one topological pass, then dead-node removal.
-#include "graph/optimizer.h"
+#include "passes/optimizer.h"
 
 #include <algorithm>
 #include <cstring>
@@ -81,6 +81,8 @@ class Optimizer {
   bool IsConstantNode(const std::string& name) const;
   // Folds node i; true when its outputs now come from Consts.
   bool TryFold(int i);
+  // Where node i is evaluated when folded.
+  Device* FoldingDevice(const NodeDef& node) const;
   int AddNode(NodeDef def, Info info);
   void RemoveDeadNodes();
 
@@ -226,7 +228,7 @@ bool Optimizer::TryFold(int i) {
     }
   }
   if (std::none_of(fold.begin(), fold.end(), [](bool b) { return b; })) return false;
-  auto outputs = RunKernelOnce(runtime_, cpu_, eval, inputs);
+  auto outputs = RunKernelOnce(runtime_, FoldingDevice(node), eval, inputs);
   if (!outputs.ok() || static_cast<int>(outputs->size()) != num_outputs) return false;
   for (int port = 0; port < num_outputs; ++port)
     if (fold[port] &&
@@ -299,6 +301,20 @@ void Optimizer::RemoveDeadNodes() {
       if (--consumers[src] == 0) stack.push_back(src);
     });
   }
+}
+
+// The device that a node asking for one runs on (the first device matching its request that has
+// a kernel for it), so that a folded value is what the step would have computed there; CPU:0 for
+// the others, which placement has not seen yet.
+Device* Optimizer::FoldingDevice(const NodeDef& node) const {
+  if (node.device.empty()) return cpu_;
+  auto request = DeviceName::Parse(node.device);
+  const OpRegistration* op = runtime_.ops().LookUp(node.op);
+  if (!request.ok() || op == nullptr) return cpu_;
+  for (const auto& d : runtime_.devices())
+    if (request->Matches(d->name()) && runtime_.kernels().HasKernel(node, op->def, d->type()))
+      return d.get();
+  return cpu_;
 }
 
 Status Optimizer::Run(GraphDef* graph_def, GraphOptimizerStats* stats) {
