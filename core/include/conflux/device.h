@@ -50,6 +50,10 @@ class Device {
   std::string full_name() const { return name_.ToString(); }
   const std::string& type() const { return name_.type; }
   const std::string& plugin() const { return plugin_; }
+  // A random nonzero number drawn when the device was created: rendezvous keys carry it, so
+  // that a tensor sent by an earlier instance of a device (a restarted task) is never taken for
+  // one of this instance.
+  uint64_t incarnation() const { return incarnation_; }
   virtual std::string description() const { return name_.type; }
   // True when device memory is host memory (CPU): tensors need no copies to be read on the host.
   bool host_addressable() const { return host_addressable_; }
@@ -91,6 +95,7 @@ class Device {
  private:
   DeviceName name_;
   std::string plugin_;
+  uint64_t incarnation_;
   bool host_addressable_;
   std::unique_ptr<Allocator> device_allocator_;
   std::unique_ptr<Allocator> pinned_allocator_;

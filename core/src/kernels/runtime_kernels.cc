@@ -138,14 +138,21 @@ class RetvalKernel : public BuiltinKernel {
   int64_t index_ = 0;
 };
 
+// The rendezvous key prefix of a _Send or _Recv node, from its attrs.
+StatusOr<std::string> TransferKeyPrefix(const NodeDef& node, const OpDef& op) {
+  std::string tensor, send, recv;
+  int64_t incarnation = 0;
+  CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "tensor_name", &tensor));
+  CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "send_device", &send));
+  CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "send_device_incarnation", &incarnation));
+  CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "recv_device", &recv));
+  return Rendezvous::KeyPrefix(send, static_cast<uint64_t>(incarnation), recv, tensor);
+}
+
 class SendKernel : public BuiltinKernel {
  public:
   Status Init(const NodeDef& node, const OpDef& op) override {
-    std::string tensor, send, recv;
-    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "tensor_name", &tensor));
-    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "send_device", &send));
-    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "recv_device", &recv));
-    key_ = Rendezvous::KeyPrefix(send, recv, tensor);
+    CFX_ASSIGN_OR_RETURN(key_, TransferKeyPrefix(node, op));
     return Status();
   }
   void Compute(KernelContext* c) override {
@@ -164,11 +171,7 @@ class SendKernel : public BuiltinKernel {
 class RecvKernel : public BuiltinKernel {
  public:
   Status Init(const NodeDef& node, const OpDef& op) override {
-    std::string tensor, send, recv;
-    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "tensor_name", &tensor));
-    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "send_device", &send));
-    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "recv_device", &recv));
-    key_ = Rendezvous::KeyPrefix(send, recv, tensor);
+    CFX_ASSIGN_OR_RETURN(key_, TransferKeyPrefix(node, op));
     return Status();
   }
   void ComputeAsync(KernelContext* c, AsyncDone done) override {

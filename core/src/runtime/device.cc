@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <cstring>
+#include <mutex>
+#include <random>
 
 #include "state/resource_mgr.h"
 
@@ -90,11 +92,23 @@ bool DeviceName::Matches(const DeviceName& full) const {
          (id < 0 || id == full.id);
 }
 
+namespace {
+uint64_t NewIncarnation() {
+  static std::mutex mu;
+  static std::mt19937_64 bits(std::random_device{}());
+  std::lock_guard<std::mutex> lock(mu);
+  uint64_t v = 0;
+  while (v == 0) v = bits();
+  return v;
+}
+}  // namespace
+
 Device::Device(DeviceName name, std::string plugin, bool host_addressable,
                std::unique_ptr<Allocator> device_allocator,
                std::unique_ptr<Allocator> pinned_allocator)
     : name_(std::move(name)),
       plugin_(std::move(plugin)),
+      incarnation_(NewIncarnation()),
       host_addressable_(host_addressable),
       device_allocator_(std::move(device_allocator)),
       pinned_allocator_(std::move(pinned_allocator)),

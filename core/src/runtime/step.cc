@@ -1,4 +1,4 @@
-// CancellationManager and Rendezvous.
+// CancellationManager.
 #include "runtime/step.h"
 
 #include <utility>
@@ -29,74 +29,6 @@ void CancellationManager::StartCancel(const Status& status) {
     callbacks.swap(callbacks_);
   }
   for (auto& [token, cb] : callbacks) cb(status);
-}
-
-std::string Rendezvous::Key(const std::string& send_device, const std::string& recv_device,
-                            const std::string& tensor_name, int64_t frame, int64_t iteration) {
-  return Key(KeyPrefix(send_device, recv_device, tensor_name), frame, iteration);
-}
-
-std::string Rendezvous::KeyPrefix(const std::string& send_device, const std::string& recv_device,
-                                  const std::string& tensor_name) {
-  return StrCat(send_device, ";", recv_device, ";", tensor_name, ";");
-}
-
-std::string Rendezvous::Key(const std::string& prefix, int64_t frame, int64_t iteration) {
-  return StrCat(prefix, frame, ":", iteration);
-}
-
-Status Rendezvous::Send(const std::string& key, Value value) {
-  DoneCallback waiter;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!aborted_.ok()) return aborted_;
-    auto it = waiters_.find(key);
-    if (it == waiters_.end()) {
-      if (!values_.emplace(key, std::move(value)).second)
-        return errors::Internal("rendezvous key ", key, " was sent twice in one step");
-      return Status();
-    }
-    waiter = std::move(it->second);
-    waiters_.erase(it);
-  }
-  waiter(Status(), value);
-  return Status();
-}
-
-void Rendezvous::RecvAsync(const std::string& key, DoneCallback done) {
-  Value value;
-  Status status;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!aborted_.ok()) {
-      status = aborted_;
-    } else {
-      auto it = values_.find(key);
-      if (it == values_.end()) {
-        if (!waiters_.emplace(key, std::move(done)).second) {
-          status = errors::Internal("rendezvous key ", key, " was received twice in one step");
-        } else {
-          return;
-        }
-      } else {
-        value = std::move(it->second);
-        values_.erase(it);
-      }
-    }
-  }
-  done(status, value);
-}
-
-void Rendezvous::StartAbort(const Status& status) {
-  std::unordered_map<std::string, DoneCallback> waiters;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!aborted_.ok()) return;
-    aborted_ = status.ok() ? errors::Cancelled("step aborted") : status;
-    waiters.swap(waiters_);
-    values_.clear();
-  }
-  for (auto& [key, cb] : waiters) cb(status, Value());
 }
 
 }  // namespace cfx

@@ -1,5 +1,6 @@
 // Per-step state shared by every executor of one step: cancellation, the rendezvous through which
-// partitions exchange tensors, and the call frame that holds the step's feeds and fetches.
+// partitions exchange tensors (runtime/rendezvous.h), and the call frame that holds the step's
+// feeds and fetches.
 #ifndef CONFLUX_CORE_SRC_RUNTIME_STEP_H_
 #define CONFLUX_CORE_SRC_RUNTIME_STEP_H_
 
@@ -15,6 +16,7 @@
 #include "conflux/device.h"
 #include "conflux/status.h"
 #include "conflux/tensor.h"
+#include "runtime/rendezvous.h"
 
 namespace cfx {
 
@@ -45,37 +47,6 @@ class CancellationManager {
   Status status_;
   Token next_ = 0;
   std::map<Token, std::function<void(const Status&)>> callbacks_;
-};
-
-// Tensors in flight between partitions of one step, keyed by
-// "send_device;recv_device;tensor_name;frame:iteration".
-class Rendezvous {
- public:
-  struct Value {
-    Tensor tensor;
-    const Device* device = nullptr;  // where the tensor lives
-    bool is_dead = false;
-  };
-  using DoneCallback = std::function<void(const Status&, const Value&)>;
-
-  static std::string Key(const std::string& send_device, const std::string& recv_device,
-                         const std::string& tensor_name, int64_t frame, int64_t iteration);
-  // Key() in two parts: the prefix is fixed per _Send/_Recv node, frame and iteration per call.
-  static std::string KeyPrefix(const std::string& send_device, const std::string& recv_device,
-                               const std::string& tensor_name);
-  static std::string Key(const std::string& prefix, int64_t frame, int64_t iteration);
-  // Each key is sent once per step; a second Send is an Internal error.
-  Status Send(const std::string& key, Value value);
-  // Calls `done` once the value is there (possibly inline), or with the abort status.
-  void RecvAsync(const std::string& key, DoneCallback done);
-  // Fails every pending and later Recv with `status`.
-  void StartAbort(const Status& status);
-
- private:
-  std::mutex mu_;
-  Status aborted_;
-  std::unordered_map<std::string, Value> values_;
-  std::unordered_map<std::string, DoneCallback> waiters_;
 };
 
 // The step's feeds (_Arg nodes read them) and fetches (_Retval nodes write them).

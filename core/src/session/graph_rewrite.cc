@@ -259,7 +259,8 @@ StatusOr<std::map<Device*, GraphDef>> PartitionGraph(const Graph& original,
       n->attr["tensor_name"] = AttrValue::String(tensor);
       n->attr["send_device"] = AttrValue::String(sdev->full_name());
       n->attr["recv_device"] = AttrValue::String(dst->full_name());
-      n->attr["send_device_incarnation"] = AttrValue::Int(1);
+      n->attr["send_device_incarnation"] =
+          AttrValue::Int(static_cast<int64_t>(sdev->incarnation()));
       n->attr["client_terminated"] = AttrValue::Bool(false);
       n->device = "";
     };

@@ -172,7 +172,7 @@ Status Session::Run(const RunOptions& options,
   frame.retval_set.assign(ek->num_fetches, 0);
 
   CancellationManager cancellation;
-  Rendezvous rendezvous;
+  LocalRendezvous rendezvous;
   StepContext step;
   step.step_id = impl.next_step_id.fetch_add(1, std::memory_order_relaxed);
   step.cancellation = &cancellation;
