@@ -19,9 +19,11 @@
 #include "conflux/config.h"
 #include "conflux/kernel_runner.h"
 #include "conflux/runtime.h"
+#include "conflux/session.h"
 #include "conflux/types.h"
 #include "conformance_cases.h"
 #include "kernel_test_util.h"
+#include "runtime/copy_tensor.h"
 
 namespace cfx::conformance {
 namespace {
@@ -460,6 +462,74 @@ TEST(KernelRunnerOnDeviceMemory, CopiesInputsInAndOutputsBack) {
   auto back = (*dev)->ToHost((*raw)[0]);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_NE(test::Values<float>(*back), (std::vector<float>{-1.5f}));
+}
+
+// CopyTensor between host memory, a device with its own memory and the CPU: values survive
+// every path, a tensor already readable where it goes is shared, new_buffer always copies, and a
+// tensor knows the device that holds it.
+TEST(CopyTensorOnDeviceMemory, MovesBetweenMemorySpaces) {
+  auto rt = ScrambledRuntime(false);
+  ASSERT_NE(rt, nullptr);
+  Device* dev = rt->FindDevice("SCRAMBLED:0").value();
+  Device* cpu = rt->FindDevice("CPU:0").value();
+  const Tensor host = test::MakeVector<float>({1.5f, -2.0f, 3.25f});
+
+  auto on_dev = CopyTensorSync(nullptr, dev, host);
+  ASSERT_OK(on_dev.status());
+  EXPECT_EQ(DeviceOf(*on_dev), dev);
+  EXPECT_NE(test::Values<float>(*on_dev), test::Values<float>(host));  // scrambled bytes
+
+  // Same device: shared unless a new buffer is asked for, which holds the same values.
+  auto shared = CopyTensorSync(dev, dev, *on_dev);
+  ASSERT_OK(shared.status());
+  EXPECT_EQ(shared->buffer(), on_dev->buffer());
+  auto fresh = CopyTensorSync(dev, dev, *on_dev, {.new_buffer = true});
+  ASSERT_OK(fresh.status());
+  EXPECT_NE(fresh->buffer(), on_dev->buffer());
+  EXPECT_EQ(DeviceOf(*fresh), dev);
+
+  // Back to host memory and to the CPU device, from either device tensor, source found from
+  // the tensor itself.
+  for (const Tensor* t : {&*on_dev, &*fresh}) {
+    auto back = CopyTensorSync(nullptr, nullptr, *t);
+    ASSERT_OK(back.status());
+    EXPECT_EQ(test::Values<float>(*back), test::Values<float>(host));
+    auto to_cpu = CopyTensorSync(nullptr, cpu, *t);
+    ASSERT_OK(to_cpu.status());
+    EXPECT_EQ(test::Values<float>(*to_cpu), test::Values<float>(host));
+  }
+
+  // Host-readable on both sides: shared; with new_buffer, in the destination's memory.
+  auto same = CopyTensorSync(nullptr, cpu, host);
+  ASSERT_OK(same.status());
+  EXPECT_EQ(same->buffer(), host.buffer());
+  auto own = CopyTensorSync(nullptr, cpu, host, {.new_buffer = true});
+  ASSERT_OK(own.status());
+  EXPECT_NE(own->buffer(), host.buffer());
+  EXPECT_EQ(DeviceOf(*own), cpu);
+  EXPECT_EQ(test::Values<float>(*own), test::Values<float>(host));
+}
+
+// A device tensor fetched from a Session comes back to the host through CopyTensor.
+TEST(CopyTensorOnDeviceMemory, SessionFetchesFromDeviceMemory) {
+  auto rt = ScrambledRuntime(false);
+  ASSERT_NE(rt, nullptr);
+  GraphDef g;
+  NodeDef x = test::MakeNode("Placeholder", 0, {{"dtype", AttrValue::Type(DT_FLOAT)}});
+  x.name = "x";
+  NodeDef neg = test::MakeNode("Neg", 1, {{"T", AttrValue::Type(DT_FLOAT)}});
+  neg.name = "neg";
+  neg.input = {"x"};
+  neg.device = "/device:SCRAMBLED:0";
+  g.node = {x, neg};
+  auto session = Session::Create(rt.get(), g);
+  ASSERT_OK(session.status());
+  std::vector<Tensor> out;
+  ASSERT_OK(
+      (*session)->Run({{"x:0", test::MakeVector<float>({2.0f, -1.0f})}}, {"neg:0"}, {}, &out));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].buffer()->allocator()->host_addressable());
+  EXPECT_EQ(test::Values<float>(out[0]), (std::vector<float>{-2.0f, 1.0f}));
 }
 
 TEST(ConformanceHarness, PassesACorrectDeviceAndNamesOpsWithoutCases) {

@@ -12,6 +12,8 @@
 
 namespace cfx {
 
+class Device;
+
 struct AllocatorStats {
   int64_t bytes_in_use = 0;
   int64_t peak_bytes_in_use = 0;
@@ -31,6 +33,10 @@ class Allocator {
   // True when the memory can be read and written by host code.
   virtual bool host_addressable() const = 0;
   AllocatorStats stats() const;
+  // The device whose memory this is (null for the process's host memory): a tensor finds the
+  // device that holds it through its buffer's allocator. Set once, by the device.
+  const Device* device() const { return device_; }
+  void set_device(const Device* device) { device_ = device; }
   void set_bytes_limit(int64_t limit) { bytes_limit_.store(limit); }
   void ResetPeak();
 
@@ -43,6 +49,7 @@ class Allocator {
   std::atomic<int64_t> peak_{0};
   std::atomic<int64_t> num_allocs_{0};
   std::atomic<int64_t> bytes_limit_{0};
+  const Device* device_ = nullptr;
 };
 
 // Plain host memory (64-byte aligned by default). One process-wide instance.

@@ -63,10 +63,12 @@ class Device {
   Allocator* allocator() const { return device_allocator_.get(); }
   Allocator* host_allocator() const;
 
-  // Copies between host tensors and tensors of this device; blocks until complete.
-  // Shapes and dtypes must match (InvalidArgument otherwise).
+  // Copies between host tensors and tensors of this device, and between two tensors of this
+  // device; block until complete. Shapes and dtypes must match (InvalidArgument otherwise).
+  // (runtime/copy_tensor.h has the copy between any two devices.)
   Status CopyHostToDevice(const Tensor& host, Tensor* device) const;
   Status CopyDeviceToHost(const Tensor& device, Tensor* host) const;
+  Status CopyDeviceToDevice(const Tensor& src, Tensor* dst) const;
   // A host tensor with the contents of `t` (t itself when already host-readable).
   StatusOr<Tensor> ToHost(const Tensor& t) const;
   StatusOr<Tensor> FromHost(const Tensor& host) const;
@@ -91,6 +93,8 @@ class Device {
   // not host-addressable); each blocks until complete.
   virtual Status CopyBytesToDevice(void* device_dst, const void* host_src, size_t bytes) const;
   virtual Status CopyBytesToHost(void* host_dst, const void* device_src, size_t bytes) const;
+  // The default goes through host memory.
+  virtual Status CopyBytesOnDevice(void* device_dst, const void* device_src, size_t bytes) const;
 
  private:
   DeviceName name_;

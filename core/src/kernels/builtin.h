@@ -68,9 +68,6 @@ Status GetNodeAttr(const NodeDef& node, const OpDef& op, const std::string& name
 Tensor MakeResourceTensor(const ResourceHandle& h);
 StatusOr<ResourceHandle> HandleFromInput(const KernelContext* c, int i);
 
-// Copies `src` into a new tensor on `device` (same dtype and shape).
-StatusOr<Tensor> CopyOnDevice(const Device& device, const Tensor& src);
-
 void RegisterRuntimeKernels(KernelRegistry* r);      // _Arg, _Retval, _Send, _Recv
 void RegisterStateKernels(KernelRegistry* r);        // variables
 void RegisterQueueKernels(KernelRegistry* r);        // queues

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "kernels/builtin.h"
+#include "runtime/copy_tensor.h"
 
 namespace cfx::internal {
 
@@ -74,16 +75,6 @@ StatusOr<ResourceHandle> HandleFromInput(const KernelContext* c, int i) {
   return ResourceHandle::Decode(t.data<std::string>()[0]);
 }
 
-StatusOr<Tensor> CopyOnDevice(const Device& device, const Tensor& src) {
-  if (device.host_addressable() || src.dtype() == DT_STRING)
-    return src.DeepCopy(device.allocator());
-  CFX_ASSIGN_OR_RETURN(Tensor host, device.ToHost(src));
-  if (host.buffer() == src.buffer()) {
-    CFX_ASSIGN_OR_RETURN(host, src.DeepCopy(device.host_allocator()));
-  }
-  return device.FromHost(host);
-}
-
 void RegisterBuiltin(KernelRegistry* r, KernelDef def) {
   const std::string name = def.DebugString();
   Status s = r->Register(std::move(def));
@@ -107,7 +98,7 @@ class ArgKernel : public BuiltinKernel {
       c->status = errors::Internal("_Arg ", index_, " has no value in this step");
       return;
     }
-    auto t = c->device->FromHost(frame->args[index_]);
+    auto t = CopyTensorSync(nullptr, c->device, frame->args[index_]);
     if (!t.ok()) {
       c->status = t.status();
       return;
@@ -180,29 +171,24 @@ class RecvKernel : public BuiltinKernel {
       done();
       return;
     }
-    c->step->rendezvous->RecvAsync(
-        Rendezvous::Key(key_, c->frame_id, c->iteration),
-        [c, done](const Status& s, const Rendezvous::Value& v) {
-          if (!s.ok()) {
-            c->status = s;
-          } else if (v.is_dead) {
-            c->is_output_dead = true;
-          } else if (v.device == c->device ||
-                     (v.device != nullptr && v.device->host_addressable() &&
-                      c->device->host_addressable())) {
-            SetOutput(c, 0, v.tensor);  // same memory space: no copy
-          } else {
-            auto host =
-                v.device != nullptr ? v.device->ToHost(v.tensor) : StatusOr<Tensor>(v.tensor);
-            StatusOr<Tensor> t = host.ok() ? c->device->FromHost(*host) : host;
-            if (t.ok()) {
-              SetOutput(c, 0, *std::move(t));
-            } else {
-              c->status = t.status();
-            }
-          }
-          done();
-        });
+    c->step->rendezvous->RecvAsync(Rendezvous::Key(key_, c->frame_id, c->iteration),
+                                   [c, done](const Status& s, const Rendezvous::Value& v) {
+                                     if (!s.ok() || v.is_dead) {
+                                       c->status = s;
+                                       c->is_output_dead = v.is_dead;
+                                       done();
+                                       return;
+                                     }
+                                     CopyTensor(v.device, c->device, v.tensor, {},
+                                                [c, done](const Status& s, Tensor t) {
+                                                  if (s.ok()) {
+                                                    SetOutput(c, 0, std::move(t));
+                                                  } else {
+                                                    c->status = s;
+                                                  }
+                                                  done();
+                                                });
+                                   });
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <shared_mutex>
 
 #include "kernels/builtin.h"
+#include "runtime/copy_tensor.h"
 
 namespace cfx::internal {
 namespace {
@@ -63,7 +64,7 @@ Status AssignTo(const Device& device, Var* var, const Tensor& value, bool valida
       std::memcpy(cur->raw_data(), value.raw_data(), value.TotalBytes());
     return Status();
   }
-  CFX_ASSIGN_OR_RETURN(*cur, CopyOnDevice(device, value));
+  CFX_ASSIGN_OR_RETURN(*cur, CopyTensorSync(nullptr, &device, value, {.new_buffer = true}));
   return Status();
 }
 

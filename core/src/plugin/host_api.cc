@@ -11,6 +11,7 @@
 #include "plugin/log.h"
 #include "plugin/plugin_device.h"
 #include "plugin/plugin_kernel.h"
+#include "runtime/copy_tensor.h"
 
 namespace cfx::internal {
 namespace {
@@ -535,7 +536,7 @@ cfx_tensor* VariableTensorForUpdate(KernelContext* c, cfx_variable* v, cfx_statu
     return nullptr;
   }
   if (!t->RefCountIsOne()) {  // a reader still holds the buffer: copy on write
-    auto copy = internal::CopyOnDevice(*c->device, *t);
+    auto copy = CopyTensorSync(c->device, c->device, *t, {.new_buffer = true});
     if (!copy.ok()) {
       SetError(s, copy.status());
       return nullptr;

@@ -89,6 +89,16 @@ Status PluginDevice::CopyBytesToHost(void* host_dst, const void* device_src, siz
   return Synchronize();
 }
 
+Status PluginDevice::CopyBytesOnDevice(void* device_dst, const void* device_src,
+                                       size_t bytes) const {
+  if (desc_->funcs->copy_device_to_device == nullptr)
+    return Device::CopyBytesOnDevice(device_dst, device_src, bytes);
+  cfx_status s;
+  desc_->funcs->copy_device_to_device(handle_, nullptr, device_dst, 0, device_src, 0, bytes, &s);
+  CFX_RETURN_IF_ERROR(s.status);
+  return Synchronize();
+}
+
 Status PluginDevice::Synchronize() const {
   if (desc_->funcs->stream_synchronize == nullptr) return Status();
   cfx_status s;

@@ -31,6 +31,7 @@ class PluginDevice final : public Device {
  protected:
   Status CopyBytesToDevice(void* device_dst, const void* host_src, size_t bytes) const override;
   Status CopyBytesToHost(void* host_dst, const void* device_src, size_t bytes) const override;
+  Status CopyBytesOnDevice(void* device_dst, const void* device_src, size_t bytes) const override;
 
  private:
   const cfx_device_type_desc* desc_;

@@ -112,7 +112,10 @@ Device::Device(DeviceName name, std::string plugin, bool host_addressable,
       host_addressable_(host_addressable),
       device_allocator_(std::move(device_allocator)),
       pinned_allocator_(std::move(pinned_allocator)),
-      resource_mgr_(std::make_unique<ResourceMgr>(name_.ToString())) {}
+      resource_mgr_(std::make_unique<ResourceMgr>(name_.ToString())) {
+  device_allocator_->set_device(this);
+  if (pinned_allocator_ != nullptr) pinned_allocator_->set_device(this);
+}
 
 Device::~Device() = default;
 
@@ -154,6 +157,16 @@ Status Device::CopyDeviceToHost(const Tensor& device, Tensor* host) const {
   return CopyBytesToHost(host->raw_data(), device.raw_data(), device.TotalBytes());
 }
 
+Status Device::CopyDeviceToDevice(const Tensor& src, Tensor* dst) const {
+  CFX_RETURN_IF_ERROR(CheckCopy(src, *dst));
+  if (src.TotalBytes() == 0) return Status();
+  if (host_addressable()) {
+    std::memcpy(dst->raw_data(), src.raw_data(), src.TotalBytes());
+    return Status();
+  }
+  return CopyBytesOnDevice(dst->raw_data(), src.raw_data(), src.TotalBytes());
+}
+
 StatusOr<Tensor> Device::ToHost(const Tensor& t) const {
   if (t.buffer() == nullptr || t.buffer()->allocator()->host_addressable()) return t;
   CFX_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(host_allocator(), t.dtype(), t.shape()));
@@ -174,6 +187,14 @@ Status Device::CopyBytesToDevice(void*, const void*, size_t) const {
 
 Status Device::CopyBytesToHost(void*, const void*, size_t) const {
   return errors::Unimplemented("device ", full_name(), " has no device-to-host copy");
+}
+
+Status Device::CopyBytesOnDevice(void* device_dst, const void* device_src, size_t bytes) const {
+  CFX_ASSIGN_OR_RETURN(
+      Tensor staging,
+      Tensor::Allocate(host_allocator(), DT_UINT8, TensorShape({static_cast<int64_t>(bytes)})));
+  CFX_RETURN_IF_ERROR(CopyBytesToHost(staging.raw_data(), device_src, bytes));
+  return CopyBytesToDevice(device_dst, staging.raw_data(), bytes);
 }
 
 void Device::ParallelFor(int64_t total, int64_t,

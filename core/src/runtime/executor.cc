@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "graph/control_flow_info.h"
+#include "runtime/copy_tensor.h"
 #include "runtime/kernel_context.h"
 
 namespace cfx {
@@ -233,9 +234,9 @@ class ExecutorState {
       if (t.buffer() == nullptr || t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE) continue;
       const bool in_host = t.buffer()->allocator()->host_addressable();
       if (host_inputs[i] && !in_host) {
-        CFX_ASSIGN_OR_RETURN(t, ex_.device_->ToHost(t));
+        CFX_ASSIGN_OR_RETURN(t, CopyTensorSync(nullptr, nullptr, t));
       } else if (!host_inputs[i] && in_host) {
-        CFX_ASSIGN_OR_RETURN(t, ex_.device_->FromHost(t));
+        CFX_ASSIGN_OR_RETURN(t, CopyTensorSync(nullptr, ex_.device_, t));
       }
     }
     return Status();
@@ -291,9 +292,7 @@ class ExecutorState {
         Entry& pred_entry = slots[item.input_start + 1];
         Tensor pred;
         CFX_RETURN_IF_ERROR(TakeInput(item, 1, pred_entry, &pred, nullptr));
-        if (pred.buffer() != nullptr && !pred.buffer()->allocator()->host_addressable()) {
-          CFX_ASSIGN_OR_RETURN(pred, ex_.device_->ToHost(pred));
-        }
+        CFX_ASSIGN_OR_RETURN(pred, CopyTensorSync(nullptr, nullptr, pred));
         if (pred.dtype() != DT_BOOL || pred.num_elements() != 1)
           return errors::InvalidArgument("node ", item.kernel->node().name,
                                          " (op Switch): the predicate must be a bool scalar, got ",

@@ -2,6 +2,7 @@
 #include "conflux/kernel_runner.h"
 
 #include "conflux/shape_inference.h"
+#include "runtime/copy_tensor.h"
 #include "runtime/kernel_instance.h"
 
 namespace cfx {
@@ -50,7 +51,7 @@ StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& input
     if (kernel_->host_memory_inputs()[i]) {
       device_inputs.push_back(inputs[i]);
     } else {
-      CFX_ASSIGN_OR_RETURN(Tensor t, device_->FromHost(inputs[i]));
+      CFX_ASSIGN_OR_RETURN(Tensor t, CopyTensorSync(nullptr, device_, inputs[i]));
       device_inputs.push_back(std::move(t));
     }
   }
@@ -59,7 +60,7 @@ StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& input
   if (op_->shape_fn) CFX_RETURN_IF_ERROR(op_->shape_fn(ic));
   CFX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunOnDevice(device_inputs));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    CFX_ASSIGN_OR_RETURN(outputs[i], device_->ToHost(outputs[i]));
+    CFX_ASSIGN_OR_RETURN(outputs[i], CopyTensorSync(device_, nullptr, outputs[i]));
     if (outputs[i].dtype() != BaseType(output_types_[i]))
       return errors::Internal(where, ": output ", i, " is ", DataTypeString(outputs[i].dtype()),
                               "; the op says ", DataTypeString(BaseType(output_types_[i])));

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "runtime/copy_tensor.h"
 #include "runtime/executor.h"
 #include "session/graph_rewrite.h"
 #include "session/placement.h"
@@ -223,18 +224,9 @@ Status Session::Run(const RunOptions& options,
     for (size_t i = 0; i < frame.retvals.size(); ++i) {
       if (!frame.retval_set[i])
         return errors::Internal("fetch '", fetches[i], "' produced no value");
-      const Tensor& t = frame.retvals[i];
-      if (t.buffer() != nullptr && !t.buffer()->allocator()->host_addressable()) {
-        const Device* producer = nullptr;
-        for (const auto& d : impl.runtime->devices())
-          if (d->allocator() == t.buffer()->allocator()) producer = d.get();
-        if (producer == nullptr)
-          return errors::Internal("fetch '", fetches[i], "' lives on an unknown device");
-        CFX_ASSIGN_OR_RETURN(Tensor host, producer->ToHost(t));
-        outputs->push_back(std::move(host));
-      } else {
-        outputs->push_back(t);
-      }
+      auto host = CopyTensorSync(nullptr, nullptr, frame.retvals[i]);
+      if (!host.ok()) return host.status().WithPrefix("fetch '" + fetches[i] + "': ");
+      outputs->push_back(*std::move(host));
     }
   }
   if (metadata != nullptr) {
