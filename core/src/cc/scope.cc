@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "conflux/runtime.h"
-#include "graph/cost_model.h"
+#include "graph/graph_shapes.h"
 
 namespace cfx {
 
@@ -112,7 +112,7 @@ std::vector<Output> Scope::GetCollection(const std::string& name) const {
 
 PartialTensorShape Scope::StaticShape(const Output& output) const {
   if (!output.valid()) return PartialTensorShape();
-  std::vector<NodeShapes> shapes = InferShapesForCost(*shared_->graph);
+  std::vector<NodeShapes> shapes = InferGraphShapes(*shared_->graph);
   return shapes[output.node()->id()].outputs[output.index()];
 }
 
