@@ -21,6 +21,7 @@
 #include "conflux/plugin_api.h"
 #include "conflux/runtime.h"
 #include "conflux/shape_inference.h"
+#include "graph/graph_shapes.h"
 #include "passes/cost_model.h"
 #include "passes/placer.h"
 #include "run_command.h"
@@ -187,25 +188,16 @@ StatusOr<std::unique_ptr<Graph>> LoadGraph(const Runtime& rt, const std::string&
 Status GraphShow(const Runtime& rt, const std::string& path) {
   CFX_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, LoadGraph(rt, path));
   CFX_ASSIGN_OR_RETURN(std::vector<Node*> order, g->TopologicalOrder());
-  std::map<std::pair<int, int>, PartialTensorShape> shapes;
-  std::map<int, Tensor> constants;
+  // What the shape functions alone infer (not `_output_shapes`); the listing stops at the first
+  // node, in order, whose function fails.
+  const std::vector<NodeShapes> shapes = InferGraphShapes(*g, {.use_recorded_shapes = false});
   std::printf("%s: %d nodes\n", path.c_str(), g->num_nodes());
   for (Node* n : order) {
-    std::vector<PartialTensorShape> in;
-    std::vector<const Tensor*> values;
-    for (const Edge* e : n->in_data_edges()) {
-      in.push_back(shapes[{e->src->id(), e->src_output}]);
-      auto c = constants.find(e->src->id());
-      values.push_back(c != constants.end() && e->src_output == 0 ? &c->second : nullptr);
-    }
-    if (n->op() == "Const") constants[n->id()] = n->attr("value")->tensor;
-    auto out = InferNodeShapes(rt, n->def(), in, values);
-    if (!out.ok()) return out.status().WithPrefix(path + ": shape inference: ");
+    const NodeShapes& s = shapes[n->id()];
+    if (!s.error.ok()) return s.error.WithPrefix(path + ": shape inference: ");
     std::vector<std::string> outs;
-    for (int i = 0; i < n->num_outputs(); ++i) {
-      shapes[{n->id(), i}] = (*out)[i];
-      outs.push_back(DataTypeString(n->output_types()[i]) + (*out)[i].ToString());
-    }
+    for (int i = 0; i < n->num_outputs(); ++i)
+      outs.push_back(DataTypeString(n->output_types()[i]) + s.outputs[i].ToString());
     std::vector<std::string> attrs;
     for (const auto& [k, v] : n->def().attr)
       if (k != "value") attrs.push_back(k + "=" + v.DebugString());

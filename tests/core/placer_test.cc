@@ -374,7 +374,7 @@ TEST(CostModel, StaticEstimatesFollowFlopsAndBytes) {
             costs.ComputeUs(*g->FindNode("ew_small"), "CPU"));
   EXPECT_LT(costs.ComputeUs(*g->FindNode("ew_large"), "CPU"), large);
   // Shapes inferred over the graph give the same answer as the node's own view here.
-  std::vector<NodeShapes> shapes = InferShapesForCost(*g);
+  std::vector<NodeShapes> shapes = InferGraphShapes(*g);
   EXPECT_DOUBLE_EQ(
       costs.ComputeUs(*g->FindNode("large"), "CPU", shapes[g->FindNode("large")->id()]), large);
   EXPECT_EQ(shapes[g->FindNode("large")->id()].outputs[0], PartialTensorShape({512, 512}));

@@ -5,6 +5,7 @@
 #ifndef CONFLUX_GRAPH_H_
 #define CONFLUX_GRAPH_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -81,6 +82,10 @@ class Graph {
   void AddControlEdge(Node* src, Node* dst);
   // Removes the control edge src -> dst (and "^src" from dst's NodeDef) if it exists.
   void RemoveControlEdge(Node* src, Node* dst);
+  // How many times UpdateEdge, AddControlEdge or RemoveControlEdge changed an existing node's
+  // inputs. AddNode only appends and leaves it alone: what is derived from nodes and their inputs
+  // (GraphShapes) stays valid for the first num_nodes() nodes while this count stays the same.
+  int64_t edit_count() const { return edit_count_; }
   Node* FindNode(const std::string& name) const;
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
@@ -100,6 +105,7 @@ class Graph {
   std::vector<std::unique_ptr<Edge>> edges_;
   std::map<std::string, Node*> by_name_;
   GraphDef header_;  // versions, library
+  int64_t edit_count_ = 0;
 };
 
 }  // namespace cfx

@@ -5,16 +5,17 @@
 #include <utility>
 
 #include "conflux/runtime.h"
-#include "passes/cost_model.h"
+#include "graph/graph_shapes.h"
 
 namespace cfx {
 
 struct Scope::Shared {
   Shared(const OpRegistry* r, const Runtime* rt)
-      : registry(r), runtime(rt), graph(std::make_unique<Graph>(r)) {}
+      : registry(r), runtime(rt), graph(std::make_unique<Graph>(r)), shapes(graph.get()) {}
   const OpRegistry* registry;
   const Runtime* runtime;
-  std::unique_ptr<Graph> graph;
+  std::unique_ptr<Graph> graph;  // never replaced: `shapes` follows this graph
+  GraphShapes shapes;            // StaticShape's cache, brought up to date on each call
   Status status;
   // Names handed out (node names and sub-scope prefixes) -> how often each base was asked for.
   std::map<std::string, int> name_counts;
@@ -112,8 +113,8 @@ std::vector<Output> Scope::GetCollection(const std::string& name) const {
 
 PartialTensorShape Scope::StaticShape(const Output& output) const {
   if (!output.valid()) return PartialTensorShape();
-  std::vector<NodeShapes> shapes = InferShapesForCost(*shared_->graph);
-  return shapes[output.node()->id()].outputs[output.index()];
+  shared_->shapes.Update();
+  return shared_->shapes.node_shapes(*output.node()).outputs[output.index()];
 }
 
 std::shared_ptr<void> Scope::GraphState(const std::string& key,

@@ -131,6 +131,7 @@ Status Graph::UpdateEdge(Node* src, int src_output, Node* dst, int dst_input) {
   edge->src = src;
   edge->src_output = src_output;
   src->out_.push_back(edge);
+  ++edit_count_;
   // The NodeDef lists data inputs first, in order.
   std::string name = src_output == 0 ? src->name() : StrCat(src->name(), ":", src_output);
   int data_index = 0;
@@ -155,6 +156,7 @@ void Graph::AddControlEdge(Node* src, Node* dst) {
   src->out_.push_back(edge.get());
   dst->def_.input.push_back("^" + src->name());
   edges_.push_back(std::move(edge));
+  ++edit_count_;
 }
 
 void Graph::RemoveControlEdge(Node* src, Node* dst) {
@@ -166,6 +168,7 @@ void Graph::RemoveControlEdge(Node* src, Node* dst) {
   std::erase(src->out_, edge);
   std::erase(dst->def_.input, "^" + src->name());
   std::erase_if(edges_, [&](const auto& e) { return e.get() == edge; });
+  ++edit_count_;
 }
 
 Node* Graph::FindNode(const std::string& name) const {

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <set>
 
-#include "conflux/shape_inference.h"
-
 namespace cfx {
 
 namespace {
@@ -87,71 +85,7 @@ double MatrixFlops(const Node& node, const NodeShapes& shapes) {
   return -1;
 }
 
-// What a node reveals about its outputs by itself: a Const's value, a Placeholder's shape attr,
-// an `_output_shapes` attr.
-PartialTensorShape KnownOutputShape(const Node& node, int port) {
-  if (const AttrValue* s = node.attr("_output_shapes");
-      s != nullptr && s->kind == AttrValue::Kind::kList &&
-      port < static_cast<int>(s->list.shape.size()))
-    return s->list.shape[port];
-  if (node.op() == "Const" && port == 0) {
-    const AttrValue* v = node.attr("value");
-    if (v != nullptr && v->kind == AttrValue::Kind::kTensor) return v->tensor.shape();
-  }
-  if ((node.op() == "Placeholder" || node.op() == "PlaceholderWithDefault") && port == 0) {
-    const AttrValue* v = node.attr("shape");
-    if (v != nullptr && v->kind == AttrValue::Kind::kShape) return v->shape;
-  }
-  return PartialTensorShape();
-}
-
-const Tensor* ConstValue(const Node& node, int port) {
-  if (node.op() != "Const" || port != 0) return nullptr;
-  const AttrValue* v = node.attr("value");
-  return v != nullptr && v->kind == AttrValue::Kind::kTensor ? &v->tensor : nullptr;
-}
-
-// Runs the node's shape function; unknown outputs when it has none or it fails.
-std::vector<PartialTensorShape> RunShapeFn(const Node& node,
-                                           const std::vector<PartialTensorShape>& inputs,
-                                           const std::vector<const Tensor*>& values) {
-  std::vector<PartialTensorShape> out(node.num_outputs());
-  const OpRegistration& reg = node.op_registration();
-  if (reg.shape_fn) {
-    InferenceContext ic(&node.def(), &reg.def, inputs, values, node.num_outputs());
-    if (reg.shape_fn(ic).ok()) out = ic.outputs();
-  }
-  for (int i = 0; i < node.num_outputs(); ++i) {
-    PartialTensorShape known = KnownOutputShape(node, i);
-    if (known.unknown_rank()) continue;
-    auto merged = out[i].Merge(known);
-    out[i] = merged.ok() ? *merged : known;
-  }
-  return out;
-}
-
 }  // namespace
-
-std::vector<NodeShapes> InferShapesForCost(const Graph& graph) {
-  std::vector<NodeShapes> shapes(graph.num_nodes());
-  for (const auto& n : graph.nodes()) {
-    shapes[n->id()].inputs.resize(n->num_inputs());
-    shapes[n->id()].outputs.resize(n->num_outputs());
-  }
-  auto order = graph.TopologicalOrder();
-  if (!order.ok()) return shapes;
-  for (Node* n : *order) {
-    NodeShapes& s = shapes[n->id()];
-    std::vector<const Tensor*> values(n->num_inputs(), nullptr);
-    for (const Edge* e : n->in_data_edges()) {
-      if (e == nullptr) continue;
-      s.inputs[e->dst_input] = shapes[e->src->id()].outputs[e->src_output];
-      values[e->dst_input] = ConstValue(*e->src, e->src_output);
-    }
-    s.outputs = RunShapeFn(*n, s.inputs, values);
-  }
-  return shapes;
-}
 
 double CostModel::StaticUs(const Node& node, const std::string& device_type,
                            const NodeShapes& shapes) const {
@@ -174,16 +108,7 @@ double CostModel::StaticUs(const Node& node, const std::string& device_type,
 }
 
 double CostModel::ComputeUs(const Node& node, const std::string& device_type) const {
-  NodeShapes shapes;
-  std::vector<const Tensor*> values(node.num_inputs(), nullptr);
-  shapes.inputs.resize(node.num_inputs());
-  for (const Edge* e : node.in_data_edges()) {
-    if (e == nullptr) continue;
-    shapes.inputs[e->dst_input] = KnownOutputShape(*e->src, e->src_output);
-    values[e->dst_input] = ConstValue(*e->src, e->src_output);
-  }
-  shapes.outputs = RunShapeFn(node, shapes.inputs, values);
-  return ComputeUs(node, device_type, shapes);
+  return ComputeUs(node, device_type, InferLocalNodeShapes(node));
 }
 
 double CostModel::ComputeUs(const Node& node, const std::string& device_type,

@@ -18,18 +18,9 @@
 #include "conflux/graph.h"
 #include "conflux/step_stats.h"
 #include "conflux/tensor_shape.h"
+#include "graph/graph_shapes.h"
 
 namespace cfx {
-
-// The (partial) shapes of one node's data inputs and outputs.
-struct NodeShapes {
-  std::vector<PartialTensorShape> inputs, outputs;
-};
-
-// Shapes of every node (indexed by Node::id()) from the op shape functions in topological order,
-// with Const values passed to the functions that read them (Reshape's shape, Fill's dims). A node
-// whose shape function fails or whose graph has a cycle gets unknown shapes: estimates only.
-std::vector<NodeShapes> InferShapesForCost(const Graph& graph);
 
 class CostModel {
  public:
@@ -43,7 +34,7 @@ class CostModel {
   // measured only on another device type gets this type's static estimate scaled by how far the
   // static estimate was off there.
   double ComputeUs(const Node& node, const std::string& device_type) const;
-  // The same with shapes inferred over the whole graph (InferShapesForCost).
+  // The same with shapes inferred over the whole graph (InferGraphShapes).
   double ComputeUs(const Node& node, const std::string& device_type,
                    const NodeShapes& shapes) const;
   // Estimated time to move `bytes` from `from` to `to`; 0 on the same device.

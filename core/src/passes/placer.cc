@@ -332,7 +332,7 @@ StatusOr<PlacementResult> Placer::Run() {
   CFX_RETURN_IF_ERROR(ComputeFeasible());
   CFX_RETURN_IF_ERROR(Colocate());
   AttachGenerators();
-  shapes_ = InferShapesForCost(graph_);
+  shapes_ = InferGraphShapes(graph_);
 
   std::map<int, std::vector<Node*>> members;  // by group root, in topological order
   for (Node* n : order)

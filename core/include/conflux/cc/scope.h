@@ -67,7 +67,9 @@ class Scope {
   std::vector<Output> GetCollection(const std::string& name) const;
 
   // The static shape of `output` from the ops' shape functions over the graph built so far
-  // (partial: unknown dims stay -1). Costs a pass over the graph.
+  // (partial: unknown dims stay -1). Shapes are kept between calls: a call infers only the nodes
+  // added since the last one, unless an existing node's edges changed (Graph::UpdateEdge, control
+  // edges), which makes it infer the whole graph again. Counts as building: one thread at a time.
   PartialTensorShape StaticShape(const Output& output) const;
 
   // The graph built so far; the scope's error if building failed.

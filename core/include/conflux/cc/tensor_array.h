@@ -39,8 +39,8 @@ struct TensorArrayOptions {
   bool clear_after_read = true;
   // What every element must fit (the op's attr); unknown rank: anything.
   PartialTensorShape element_shape;
-  // Merge the static shapes of written values into the element shape (costs one pass of shape
-  // inference over the graph per write, Scope::StaticShape).
+  // Merge the static shapes of written values into the element shape (Scope::StaticShape per
+  // write: shape inference of the nodes added since the last such call).
   bool infer_shape = true;
   // The TensorArrayV3 node's name (under the scope's prefix, made unique).
   std::string name = "TensorArray";
