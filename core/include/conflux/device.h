@@ -19,6 +19,9 @@
 namespace cfx {
 
 class ResourceMgr;
+class DeviceStream;  // a stream of a device with asynchronous execution; opaque to the runtime
+
+using StatusCallback = std::function<void(const Status&)>;
 
 // A full or partial device name: /job:worker/replica:0/task:1/device:GPU:0. Empty fields and
 // -1 ids mean "any". Also accepts the short forms "CPU:0", "/cpu:0", "/device:GPU:*".
@@ -63,8 +66,29 @@ class Device {
   Allocator* allocator() const { return device_allocator_.get(); }
   Allocator* host_allocator() const;
 
+  // Asynchronous execution. A device with streams (a GPU, OpenCL) runs every kernel and copy in
+  // the order of its compute stream: a kernel is done for the executor once its work is
+  // enqueued there (kernels get the stream in their context), and whatever reads results
+  // elsewhere (the host, another device) first waits for a ready event recorded on that stream
+  // (the copies below do). Null for a device that runs everything on the calling thread.
+  DeviceStream* compute_stream() const { return compute_stream_; }
+
+  // Byte copies between host memory and this device's memory, and within the device's memory,
+  // ordered after everything enqueued on the compute stream so far (later kernels on the
+  // compute stream see what a copy to the device wrote). done(status) runs exactly once, when
+  // the destination holds the bytes and the source may be released: inline or on a device
+  // thread. Only called for devices that are not host-addressable.
+  virtual void CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes,
+                               StatusCallback done) const;
+  virtual void CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes,
+                                 StatusCallback done) const;
+  virtual void CopyOnDeviceAsync(void* device_dst, const void* device_src, size_t bytes,
+                                 StatusCallback done) const;
+
   // Copies between host tensors and tensors of this device, and between two tensors of this
-  // device; block until complete. Shapes and dtypes must match (InvalidArgument otherwise).
+  // device; block the calling thread until complete, without needing any other thread (so a
+  // device's completion thread may call them). Shapes and dtypes must match (InvalidArgument
+  // otherwise).
   // (runtime/copy_tensor.h has the copy between any two devices.)
   Status CopyHostToDevice(const Tensor& host, Tensor* device) const;
   Status CopyDeviceToHost(const Tensor& device, Tensor* host) const;
@@ -72,7 +96,7 @@ class Device {
   // A host tensor with the contents of `t` (t itself when already host-readable).
   StatusOr<Tensor> ToHost(const Tensor& t) const;
   StatusOr<Tensor> FromHost(const Tensor& host) const;
-  // Waits for everything queued on the device's default stream.
+  // Waits for everything enqueued on the device so far.
   virtual Status Synchronize() const { return Status(); }
 
   // Intra-op parallelism: fn(begin, end) over [0, total); blocks. The default runs fn inline.
@@ -89,8 +113,10 @@ class Device {
   // Releases the device's resources (variable buffers) while its allocators still work:
   // an implementation calls it first thing in its destructor.
   void ReleaseResources();
-  // Byte copies between host memory and this device's memory (only called when the device is
-  // not host-addressable); each blocks until complete.
+  void set_compute_stream(DeviceStream* stream) { compute_stream_ = stream; }
+  // Blocking byte copies, in the same order as the asynchronous ones (the blocking copies above
+  // and, by default, the asynchronous ones call them). Only called when the device is not
+  // host-addressable.
   virtual Status CopyBytesToDevice(void* device_dst, const void* host_src, size_t bytes) const;
   virtual Status CopyBytesToHost(void* host_dst, const void* device_src, size_t bytes) const;
   // The default goes through host memory.
@@ -104,6 +130,7 @@ class Device {
   std::unique_ptr<Allocator> device_allocator_;
   std::unique_ptr<Allocator> pinned_allocator_;
   std::unique_ptr<ResourceMgr> resource_mgr_;
+  DeviceStream* compute_stream_ = nullptr;
 };
 
 }  // namespace cfx

@@ -416,7 +416,7 @@ void CtxSetError(KernelContext* c, cfx_code code, const char* message) {
         Status(code == CFX_OK ? Code::kUnknown : static_cast<Code>(code), message ? message : "");
 }
 cfx_device* CtxDevice(const KernelContext* c) { return PluginDevice::Of(*c->device).handle(); }
-cfx_stream* CtxStream(const KernelContext* c) { return c->stream; }
+cfx_stream* CtxStream(const KernelContext* c) { return PluginDevice::ToCStream(c->stream); }
 const char* CtxNodeName(const KernelContext* c) { return c->node_name->c_str(); }
 void CtxParallelFor(KernelContext* c, int64_t total, int64_t cost, cfx_range_fn fn, void* arg) {
   c->device->ParallelFor(total, cost, [&](int64_t b, int64_t e) { fn(arg, b, e); });

@@ -3,74 +3,102 @@
 
 #include <utility>
 
-#include "runtime/step.h"
-
 namespace cfx {
 namespace {
 
 std::string Where(const Device* d) { return d != nullptr ? d->full_name() : "host memory"; }
 
-StatusOr<Tensor> Copy(const Device* src, const Device* dst, const Tensor& t,
-                      const CopyTensorOptions& options) {
-  if (t.buffer() == nullptr) return t;
+// One byte copy of the plan below: `blocking` waits on the calling thread (what
+// CopyTensorSync needs, and safe on a device's completion thread); otherwise the device's
+// asynchronous copy, which keeps both tensors alive until it is done.
+enum class Step { kToHost, kToDevice, kOnDevice };
+void CopyBytes(Step step, const Device* device, const Tensor& from, const Tensor& to, bool blocking,
+               StatusCallback done) {
+  void* dst = to.raw_data();
+  const void* src = from.raw_data();
+  const size_t bytes = from.TotalBytes();
+  if (bytes == 0) return done(Status());
+  if (blocking) {
+    Tensor out = to;
+    switch (step) {
+      case Step::kToHost:
+        return done(device->CopyDeviceToHost(from, &out));
+      case Step::kToDevice:
+        return done(device->CopyHostToDevice(from, &out));
+      case Step::kOnDevice:
+        return done(device->CopyDeviceToDevice(from, &out));
+    }
+  }
+  auto keep = [from, to, done](const Status& s) { done(s); };
+  switch (step) {
+    case Step::kToHost:
+      return device->CopyToHostAsync(dst, src, bytes, keep);
+    case Step::kToDevice:
+      return device->CopyToDeviceAsync(dst, src, bytes, keep);
+    case Step::kOnDevice:
+      return device->CopyOnDeviceAsync(dst, src, bytes, keep);
+  }
+}
+
+void Copy(const Device* src, const Device* dst, const Tensor& t, const CopyTensorOptions& options,
+          bool blocking, CopyTensorDone done) {
+  if (t.buffer() == nullptr) return done(Status(), t);
   if (src == nullptr) src = DeviceOf(t);
   const bool src_host = t.buffer()->allocator()->host_addressable();
   const bool host_only = t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE;
   const bool dst_host = dst == nullptr || dst->host_addressable() || host_only;
-  if (!options.new_buffer && ((src_host && dst_host) || (!src_host && src == dst))) return t;
-  auto fail = [&](const Status& s) {
-    return s.WithPrefix("copying a " + DataTypeString(t.dtype()) + " " + t.shape().ToString() +
-                        " tensor from " + Where(src) + " to " + Where(dst) + ": ");
+  if (!options.new_buffer && ((src_host && dst_host) || (!src_host && src == dst)))
+    return done(Status(), t);
+  auto fail = [src, dst, t, done](const Status& s) {
+    done(s.WithPrefix("copying a " + DataTypeString(t.dtype()) + " " + t.shape().ToString() +
+                      " tensor from " + Where(src) + " to " + Where(dst) + ": "),
+         Tensor());
   };
   if (src_host && dst_host) {  // a new buffer in host-readable memory
-    Allocator* a = dst != nullptr && !host_only ? dst->allocator() : nullptr;
-    auto copy = t.DeepCopy(a);
-    return copy.ok() ? copy : fail(copy.status());
+    auto copy = t.DeepCopy(dst != nullptr && !host_only ? dst->allocator() : nullptr);
+    return copy.ok() ? done(Status(), *std::move(copy)) : fail(copy.status());
   }
-  if (!src_host && src == dst) {  // a new buffer on the same device
-    auto copy = Tensor::Allocate(dst->allocator(), t.dtype(), t.shape());
-    if (!copy.ok()) return fail(copy.status());
-    Status s = dst->CopyDeviceToDevice(t, &*copy);
-    return s.ok() ? copy : fail(s);
-  }
-  // Through host memory: device -> host, then host -> device.
-  Tensor host = t;
-  if (!src_host) {
-    if (src == nullptr) return fail(errors::Internal("the tensor's memory belongs to no device"));
-    auto h = src->ToHost(t);
-    if (!h.ok()) return fail(h.status());
-    host = *std::move(h);
-  }
-  if (dst_host) return host;
-  auto d = dst->FromHost(host);
-  return d.ok() ? d : fail(d.status());
+  // To a device's memory: from the same device, or from host memory.
+  auto to_device = [dst, blocking, fail, done](const Tensor& from, Step step) {
+    auto out = Tensor::Allocate(dst->allocator(), from.dtype(), from.shape());
+    if (!out.ok()) return fail(out.status());
+    Tensor to = *std::move(out);
+    CopyBytes(step, dst, from, to, blocking,
+              [to, fail, done](const Status& s) { return s.ok() ? done(Status(), to) : fail(s); });
+  };
+  if (src_host) return to_device(t, Step::kToDevice);
+  if (src == nullptr) return fail(errors::Internal("the tensor's memory belongs to no device"));
+  if (src == dst) return to_device(t, Step::kOnDevice);
+  // Device memory to host memory, then on to the destination device if there is one.
+  auto staged = Tensor::Allocate(src->host_allocator(), t.dtype(), t.shape());
+  if (!staged.ok()) return fail(staged.status());
+  Tensor host = *std::move(staged);
+  CopyBytes(Step::kToHost, src, t, host, blocking,
+            [host, dst_host, to_device, fail, done](const Status& s) {
+              if (!s.ok()) return fail(s);
+              if (dst_host) return done(Status(), host);
+              to_device(host, Step::kToDevice);
+            });
 }
 
 }  // namespace
 
 void CopyTensor(const Device* src, const Device* dst, const Tensor& t,
                 const CopyTensorOptions& options, CopyTensorDone done) {
-  StatusOr<Tensor> copy = Copy(src, dst, t, options);
-  if (copy.ok()) {
-    done(Status(), *std::move(copy));
-  } else {
-    done(copy.status(), Tensor());
-  }
+  Copy(src, dst, t, options, /*blocking=*/false, std::move(done));
 }
 
 StatusOr<Tensor> CopyTensorSync(const Device* src, const Device* dst, const Tensor& t,
                                 const CopyTensorOptions& options) {
   StatusOr<Tensor> result = errors::Internal("CopyTensor did not call done");
-  Notification copied;
-  CopyTensor(src, dst, t, options, [&](const Status& s, Tensor copy) {
+  // Every step blocks on this thread: `done` has run when Copy returns.
+  Copy(src, dst, t, options, /*blocking=*/true, [&](const Status& s, Tensor copy) {
     if (s.ok()) {
       result = std::move(copy);
     } else {
       result = s;
     }
-    copied.Notify();
   });
-  copied.Wait();
   return result;
 }
 

@@ -3,9 +3,11 @@
 // (_Recv), the executor (arguments a kernel wants in host memory, a Switch's predicate),
 // variables' copy on write and Session::Run's fetches all go through it.
 //
-// Asynchronous in its interface: `done` runs exactly once, possibly before CopyTensor returns
-// (today every device copy blocks the calling thread until it completes; a device with streams
-// can complete `done` from its own threads without changing any caller). Thread-safe.
+// CopyTensor is asynchronous: on a device with streams, a copy from device memory waits for a
+// ready event on the device's compute stream (not for the whole device), and `done` runs on the
+// device's completion thread when the copy is complete; without streams it runs inline.
+// CopyTensorSync blocks the calling thread without needing any other thread, so it may run on a
+// device's completion thread. Both are thread-safe.
 #ifndef CONFLUX_CORE_SRC_RUNTIME_COPY_TENSOR_H_
 #define CONFLUX_CORE_SRC_RUNTIME_COPY_TENSOR_H_
 
@@ -38,7 +40,7 @@ using CopyTensorDone = std::function<void(const Status& status, Tensor copy)>;
 void CopyTensor(const Device* src, const Device* dst, const Tensor& t,
                 const CopyTensorOptions& options, CopyTensorDone done);
 
-// CopyTensor, waiting for `done`.
+// CopyTensor, done on the calling thread.
 StatusOr<Tensor> CopyTensorSync(const Device* src, const Device* dst, const Tensor& t,
                                 const CopyTensorOptions& options = {});
 

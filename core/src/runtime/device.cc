@@ -167,6 +167,21 @@ Status Device::CopyDeviceToDevice(const Tensor& src, Tensor* dst) const {
   return CopyBytesOnDevice(dst->raw_data(), src.raw_data(), src.TotalBytes());
 }
 
+void Device::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes,
+                             StatusCallback done) const {
+  done(CopyBytesToHost(host_dst, device_src, bytes));
+}
+
+void Device::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes,
+                               StatusCallback done) const {
+  done(CopyBytesToDevice(device_dst, host_src, bytes));
+}
+
+void Device::CopyOnDeviceAsync(void* device_dst, const void* device_src, size_t bytes,
+                               StatusCallback done) const {
+  done(CopyBytesOnDevice(device_dst, device_src, bytes));
+}
+
 StatusOr<Tensor> Device::ToHost(const Tensor& t) const {
   if (t.buffer() == nullptr || t.buffer()->allocator()->host_addressable()) return t;
   CFX_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(host_allocator(), t.dtype(), t.shape()));

@@ -23,8 +23,6 @@
 #include "conflux/tensor.h"
 #include "state/resource_mgr.h"
 
-struct cfx_stream;
-
 namespace cfx {
 
 struct StepContext;
@@ -76,7 +74,9 @@ class KernelContext {
   // use the accessors above.
   const std::string* node_name = nullptr;
   Device* device = nullptr;
-  cfx_stream* stream = nullptr;  // the device's stream for this call; null: the default
+  // The device's compute stream (null on a device without streams): a kernel that enqueues its
+  // work there may return before the work completes.
+  DeviceStream* stream = nullptr;
   Tensor* inputs = nullptr;
   int num_inputs = 0;
   const std::vector<DataType>* output_types = nullptr;

@@ -44,7 +44,7 @@ KernelInstance::~KernelInstance() = default;
 void KernelInstance::InitContext(KernelContext* ctx, Tensor* inputs, int num_inputs) const {
   ctx->node_name = &node_->name;
   ctx->device = device_;
-  ctx->stream = nullptr;
+  ctx->stream = device_->compute_stream();
   ctx->inputs = inputs;
   ctx->num_inputs = num_inputs;
   ctx->output_types = &output_types_;

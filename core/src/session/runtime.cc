@@ -107,8 +107,10 @@ Status Runtime::CreateDevices(const std::string& only_plugin) {
       name.task = 0;
       name.type = type;
       name.id = i;
-      devices_.push_back(std::make_unique<internal::PluginDevice>(desc, handle, name, entry.plugin,
-                                                                  cfg.memory_limit));
+      auto device =
+          internal::PluginDevice::Create(desc, handle, name, entry.plugin, cfg.memory_limit);
+      if (!device.ok()) return device.status().WithPrefix("plugin " + entry.plugin + ": ");
+      devices_.push_back(std::move(*device));
     }
   }
   return Status();
