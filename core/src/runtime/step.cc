@@ -15,8 +15,13 @@ CancellationManager::Token CancellationManager::Register(
 }
 
 bool CancellationManager::Deregister(Token token) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return callbacks_.erase(token) > 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (callbacks_.erase(token) > 0) return true;
+  // A callback that deregisters another runs on the cancelling thread: it must not wait for
+  // itself.
+  if (cancelling_thread_ != std::this_thread::get_id())
+    cancel_done_.wait(lock, [&] { return !cancelling_; });
+  return false;
 }
 
 void CancellationManager::StartCancel(const Status& status) {
@@ -27,8 +32,15 @@ void CancellationManager::StartCancel(const Status& status) {
     cancelled_ = true;
     status_ = status;
     callbacks.swap(callbacks_);
+    cancelling_ = true;
+    cancelling_thread_ = std::this_thread::get_id();
   }
   for (auto& [token, cb] : callbacks) cb(status);
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelling_ = false;
+  cancelling_thread_ = std::thread::id();
+  // Under the lock: a waiter that returns may destroy this manager.
+  cancel_done_.notify_all();
 }
 
 std::string Rendezvous::Key(const std::string& send_device, const std::string& recv_device,
@@ -73,7 +85,8 @@ void Rendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     } else {
       auto it = values_.find(key);
       if (it == values_.end()) {
-        if (!waiters_.emplace(key, std::move(done)).second) {
+        // try_emplace: `done` is left intact when the key is taken, to report the error.
+        if (!waiters_.try_emplace(key, std::move(done)).second) {
           status = errors::Internal("rendezvous key ", key, " was received twice in one step");
         } else {
           return;
@@ -89,14 +102,16 @@ void Rendezvous::RecvAsync(const std::string& key, DoneCallback done) {
 
 void Rendezvous::StartAbort(const Status& status) {
   std::unordered_map<std::string, DoneCallback> waiters;
+  Status aborted;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!aborted_.ok()) return;
     aborted_ = status.ok() ? errors::Cancelled("step aborted") : status;
+    aborted = aborted_;
     waiters.swap(waiters_);
     values_.clear();
   }
-  for (auto& [key, cb] : waiters) cb(status, Value());
+  for (auto& [key, cb] : waiters) cb(aborted, Value());
 }
 
 }  // namespace cfx
