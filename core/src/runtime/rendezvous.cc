@@ -46,7 +46,8 @@ void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     } else {
       auto it = values_.find(key);
       if (it == values_.end()) {
-        if (!waiters_.emplace(key, std::move(done)).second) {
+        // try_emplace: `done` is left intact when the key is taken, to report the error.
+        if (!waiters_.try_emplace(key, std::move(done)).second) {
           status = errors::Internal("rendezvous key ", key, " was received twice in one step");
         } else {
           return;

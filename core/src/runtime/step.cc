@@ -15,8 +15,13 @@ CancellationManager::Token CancellationManager::Register(
 }
 
 bool CancellationManager::Deregister(Token token) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return callbacks_.erase(token) > 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (callbacks_.erase(token) > 0) return true;
+  // A callback that deregisters another runs on the cancelling thread: it must not wait for
+  // itself.
+  if (cancelling_thread_ != std::this_thread::get_id())
+    cancel_done_.wait(lock, [&] { return !cancelling_; });
+  return false;
 }
 
 void CancellationManager::StartCancel(const Status& status) {
@@ -27,8 +32,15 @@ void CancellationManager::StartCancel(const Status& status) {
     cancelled_ = true;
     status_ = status;
     callbacks.swap(callbacks_);
+    cancelling_ = true;
+    cancelling_thread_ = std::this_thread::get_id();
   }
   for (auto& [token, cb] : callbacks) cb(status);
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelling_ = false;
+  cancelling_thread_ = std::thread::id();
+  // Under the lock: a waiter that returns may destroy this manager.
+  cancel_done_.notify_all();
 }
 
 }  // namespace cfx

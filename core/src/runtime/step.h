@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -29,6 +30,8 @@ class CancellationManager {
   // Returns kInvalidToken (and does not register) when the step is already cancelled.
   Token Register(std::function<void(const Status&)> callback);
   // True when the callback was removed before it ran (the caller still owns its completion).
+  // False when it ran or is running: then, unless called from a callback, waits until
+  // StartCancel's callbacks have returned, so that the caller may free what its callback uses.
   bool Deregister(Token token);
   // Runs every registered callback once with `status`; later calls are no-ops.
   void StartCancel(const Status& status);
@@ -47,6 +50,11 @@ class CancellationManager {
   Status status_;
   Token next_ = 0;
   std::map<Token, std::function<void(const Status&)>> callbacks_;
+  // The thread that runs the callbacks while StartCancel runs them; Deregister waits for them
+  // (cancel_done_) on every other thread.
+  std::thread::id cancelling_thread_;
+  bool cancelling_ = false;
+  std::condition_variable cancel_done_;
 };
 
 // The step's feeds (_Arg nodes read them) and fetches (_Retval nodes write them).
