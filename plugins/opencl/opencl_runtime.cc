@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace cfx::ocl {
@@ -157,8 +158,7 @@ sdk::Status WhenComplete(cfx_device* dev, cl_command_queue queue,
 
 sdk::Status CompleteAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
   cfx_device* dev = ctx.device();
-  return WhenComplete(dev, Queue(dev, ctx.stream()),
-                      [done](const sdk::Status& s) { done(s); });
+  return WhenComplete(dev, Queue(dev, ctx.stream()), [done](const sdk::Status& s) { done(s); });
 }
 
 sdk::Status FillBuffer(sdk::KernelContext& ctx, cl_mem mem, const void* pattern,
@@ -236,8 +236,8 @@ void ProgramCache::Build(Program* p, const char* source_name, const char* source
       clGetProgramBuildInfo(p->program, device_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     p->status = sdk::Internal(device_name_, ": building OpenCL ", what,
-                              options.empty() ? "" : " with options '" + options + "'",
-                              " failed (", ClErrorName(err), "); build log:\n", log);
+                              options.empty() ? "" : " with options '" + options + "'", " failed (",
+                              ClErrorName(err), "); build log:\n", log);
     clReleaseProgram(p->program);
     p->program = nullptr;
     return;
@@ -248,9 +248,8 @@ void ProgramCache::Build(Program* p, const char* source_name, const char* source
     std::lock_guard<std::mutex> lock(mu_);
     build_ms_ += ms;
   }
-  Log(CFX_LOG_INFO,
-      device_name_ + ": built OpenCL " + what + " in " + std::to_string(static_cast<int>(ms)) +
-          " ms");
+  Log(CFX_LOG_INFO, device_name_ + ": built OpenCL " + what + " in " +
+                        std::to_string(static_cast<int>(ms)) + " ms");
 }
 
 sdk::Result<KernelFunction*> ProgramCache::Get(const char* source_name, const char* source_text,
@@ -306,9 +305,9 @@ sdk::Status Enqueue(cfx_device* dev, cfx_stream* stream, KernelFunction* k, cons
                      "clSetKernelArg " + std::to_string(i) + " of kernel '" + k->name + "'");
     ++i;
   }
-  cl_int err = clEnqueueNDRangeKernel(Queue(dev, stream), k->kernel, range.dims, nullptr,
-                                      range.global, has_local ? range.local : nullptr, 0, nullptr,
-                                      nullptr);
+  cl_int err =
+      clEnqueueNDRangeKernel(Queue(dev, stream), k->kernel, range.dims, nullptr, range.global,
+                             has_local ? range.local : nullptr, 0, nullptr, nullptr);
   if (err != CL_SUCCESS)
     return ClError(err, dev->name, "clEnqueueNDRangeKernel of kernel '" + k->name + "'");
   return sdk::Status();
@@ -316,73 +315,27 @@ sdk::Status Enqueue(cfx_device* dev, cfx_stream* stream, KernelFunction* k, cons
 
 // ---- Broadcasting -----------------------------------------------------------------------------
 
-sdk::Result<Broadcast> MakeBroadcast(std::initializer_list<BroadcastOperand> operands) {
-  const int n = static_cast<int>(operands.size());
-  const BroadcastOperand* ops = operands.begin();
-  size_t rank = 0;
-  for (const BroadcastOperand& o : operands) rank = std::max(rank, o.shape.size());
+sdk::Result<Broadcast> MakeBroadcast(std::initializer_list<sdk::BroadcastOperand> operands) {
+  if (operands.size() > static_cast<size_t>(kMaxOperands))
+    return sdk::Internal("MakeBroadcast got ", operands.size(), " operands; expected 1 to ",
+                         kMaxOperands);
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::BroadcastPlan plan, sdk::PlanBroadcast(operands));
   Broadcast b;
-  b.output_shape.assign(rank, 1);
-  // dim(k, d): operand k's size along output dim d (right-aligned; 1 where it has none).
-  auto dim = [&](int k, size_t d) -> int64_t {
-    const sdk::Shape& s = ops[k].shape;
-    size_t lead = rank - s.size();
-    return d < lead ? 1 : s[d - lead];
-  };
-  for (size_t d = 0; d < rank; ++d) {
-    int owner = -1;
-    for (int k = 0; k < n; ++k) {
-      int64_t v = dim(k, d);
-      if (v == 1) continue;
-      if (owner < 0) {
-        owner = k;
-        b.output_shape[d] = v;
-      } else if (v != b.output_shape[d]) {
-        return sdk::InvalidArgument("Incompatible shapes: ", ops[owner].name, " ",
-                                    sdk::ShapeString(ops[owner].shape), " vs. ", ops[k].name, " ",
-                                    sdk::ShapeString(ops[k].shape));
-      }
-    }
-  }
-  b.num_elements = sdk::NumElements(b.output_shape);
+  b.output_shape = std::move(plan.output_shape);
+  b.num_elements = plan.num_elements;
   if (b.num_elements == 0) return b;
   if (b.num_elements > INT32_MAX)
     return sdk::Unimplemented("element-wise ops on OpenCL take at most 2^31-1 elements, got ",
                               b.num_elements, " (shape ", sdk::ShapeString(b.output_shape), ")");
-  // Collapse: drop output dims of 1; merge neighbours with the same broadcast pattern.
-  std::vector<int64_t> dims;
-  std::vector<unsigned> masks;  // bit k: operand k broadcasts along this dim
-  for (size_t d = 0; d < rank; ++d) {
-    if (b.output_shape[d] == 1) continue;
-    unsigned mask = 0;
-    for (int k = 0; k < n; ++k)
-      if (dim(k, d) == 1) mask |= 1u << k;
-    if (!dims.empty() && masks.back() == mask) {
-      dims.back() *= b.output_shape[d];
-    } else {
-      dims.push_back(b.output_shape[d]);
-      masks.push_back(mask);
-    }
-  }
-  if (dims.empty()) {  // every dim 1: one element
-    dims.push_back(1);
-    masks.push_back(0);
-  }
-  if (dims.size() > static_cast<size_t>(kMaxDims))
+  if (plan.dims.size() > static_cast<size_t>(kMaxDims))
     return sdk::Unimplemented("broadcasting on OpenCL handles at most ", kMaxDims,
-                              " dimensions after merging, got ", dims.size());
-  b.index.rank = static_cast<int32_t>(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) b.index.dims[d] = static_cast<int32_t>(dims[d]);
-  for (int k = 0; k < n; ++k) {
-    int64_t stride = 1;
-    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
-      if (masks[d] & (1u << k)) {
-        b.index.strides[k][d] = 0;
-      } else {
-        b.index.strides[k][d] = static_cast<int32_t>(stride);
-        stride *= dims[d];
-      }
-    }
+                              " dimensions after merging, got ", plan.dims.size());
+  // Every dim and stride fits in int32: none exceeds the element count.
+  b.index.rank = static_cast<int32_t>(plan.dims.size());
+  for (size_t d = 0; d < plan.dims.size(); ++d) {
+    b.index.dims[d] = static_cast<int32_t>(plan.dims[d]);
+    for (size_t k = 0; k < plan.strides.size(); ++k)
+      b.index.strides[k][d] = static_cast<int32_t>(plan.strides[k][d]);
   }
   return b;
 }

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "conflux/sdk.h"
+#include "conflux/sdk/broadcast_plan.h"
 
 namespace cfx::ocl {
 
@@ -271,17 +272,12 @@ sdk::Status FillBuffer(sdk::KernelContext& ctx, cl_mem mem, const void* pattern,
 inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxOperands = 3;
 
-// The device-side index plan (same layout as cfx_bcast in kCommonSource): the collapsed output
-// dims, row-major, and per operand the element stride along each (0 where it broadcasts).
+// The device-side index plan (same layout as cfx_bcast in kCommonSource): the SDK plan's collapsed
+// output dims, row-major, and per operand the element stride along each (0 where it broadcasts).
 struct BroadcastIndex {
   int32_t rank = 0;
   int32_t dims[kMaxDims] = {};
   int32_t strides[kMaxOperands][kMaxDims] = {};
-};
-
-struct BroadcastOperand {
-  const char* name;  // for errors
-  sdk::Shape shape;
 };
 
 struct Broadcast {
@@ -290,11 +286,10 @@ struct Broadcast {
   BroadcastIndex index;
 };
 
-// NumPy broadcasting of 1 to 3 operands, collapsed (size-1 output dims dropped, adjacent dims
-// merged when every operand broadcasts along both or neither). InvalidArgument "Incompatible
-// shapes: x [2,3] vs. y [4]" when they disagree; Unimplemented above 2^31-1 elements or more than
-// kMaxDims collapsed dims.
-sdk::Result<Broadcast> MakeBroadcast(std::initializer_list<BroadcastOperand> operands);
+// NumPy broadcasting of 1 to kMaxOperands operands as the SDK plans it (sdk::PlanBroadcast: its
+// InvalidArgument "Incompatible shapes: x [2,3] vs. y [4]" when they disagree), packed for the
+// kernels. Unimplemented above 2^31-1 elements or more than kMaxDims collapsed dims.
+sdk::Result<Broadcast> MakeBroadcast(std::initializer_list<sdk::BroadcastOperand> operands);
 
 // OK when the kernel got exactly these input dtypes; else InvalidArgument naming the input.
 sdk::Status ExpectInputs(const sdk::KernelContext& ctx, std::initializer_list<cfx_dtype> dtypes);

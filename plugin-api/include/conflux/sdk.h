@@ -3,6 +3,7 @@
 #define CONFLUX_SDK_H_
 
 #include "conflux/plugin_api.h"
+#include "conflux/sdk/broadcast_plan.h"
 #include "conflux/sdk/gradient.h"
 #include "conflux/sdk/kernel.h"
 #include "conflux/sdk/reduction_plan.h"

@@ -1,16 +1,14 @@
-// Element-wise kernels on CPU: NumPy broadcasting of up to three operands to one output, the loop
-// that runs an element function over such a broadcast on the intra-op pool, and the kernel
-// templates that the element-wise families share.
+// Element-wise kernels on CPU: the loop that runs an element function over a broadcast of up to
+// three operands on the intra-op pool, and the kernel templates that the element-wise families
+// share.
 //
-// A Broadcast is the output shape plus a collapsed iteration space: output dims of size 1 are
-// dropped, and adjacent dims merge when every operand broadcasts along both or along neither. So
-// [8,1,16,16] + [8,1,1,1] runs as an [8,256] loop with strides {256,1} and {1,0}, and same-shape
-// or scalar operands run as one flat loop. Along the innermost dim each operand has stride 1 or 0;
-// the loop is instantiated per pattern so that a broadcast operand is a loop-invariant value and
-// the compiler vectorises the run.
+// The broadcast itself is the SDK's plan (conflux/sdk/broadcast_plan.h): the output shape plus a
+// collapsed iteration space, so [8,1,16,16] + [8,1,1,1] runs as an [8,256] loop with strides
+// {256,1} and {1,0}, and same-shape or scalar operands run as one flat loop. Along the innermost
+// dim each operand has stride 1 or 0; the loop is instantiated per pattern so that a broadcast
+// operand is a loop-invariant value and the compiler vectorises the run.
 //
-// Everything here is stateless. A Broadcast is immutable once made; the threads of one
-// ParallelFor read it concurrently.
+// Everything here is stateless. The threads of one ParallelFor read a plan concurrently.
 #ifndef CONFLUX_PLUGINS_CPU_KERNELS_BROADCAST_H_
 #define CONFLUX_PLUGINS_CPU_KERNELS_BROADCAST_H_
 
@@ -25,32 +23,9 @@
 #include <vector>
 
 #include "conflux/sdk.h"
+#include "conflux/sdk/broadcast_plan.h"
 
 namespace cfx::cpu {
-
-inline constexpr int kMaxBroadcastOperands = 3;
-
-// One input of an element-wise op; the name is for error messages.
-struct BroadcastOperand {
-  const char* name;
-  sdk::Shape shape;
-};
-
-struct Broadcast {
-  sdk::Shape output_shape;
-  int64_t num_elements = 0;
-  // Collapsed iteration space, row-major; at least one dim when num_elements > 0.
-  std::vector<int64_t> dims;
-  // strides[k][d]: elements of operand k per step along dims[d]; 0 where operand k broadcasts.
-  std::array<std::vector<int64_t>, kMaxBroadcastOperands> strides;
-  // Bit k set: operand k has stride 0 along the innermost dim. Never all operands' bits.
-  unsigned inner_broadcast_mask = 0;
-};
-
-// Broadcasts 1 to kMaxBroadcastOperands shapes NumPy-style (right-aligned; a dim of 1 stretches;
-// 0 only matches 0 or 1). On failure returns InvalidArgument "Incompatible shapes: x [2,3] vs.
-// y [4]", naming the two operands that disagree.
-sdk::Result<Broadcast> MakeBroadcast(std::initializer_list<BroadcastOperand> operands);
 
 // OK when the kernel got exactly `dtypes.size()` inputs with these dtypes; otherwise
 // InvalidArgument naming the count, or the input and both dtypes. The executor checks the same,
@@ -138,27 +113,31 @@ inline void RunSpan(const F& f, int64_t n, Out* out, const std::array<int64_t, N
 // Calls run(output_offset, operand_offsets, n) for the consecutive runs along the innermost dim
 // that cover output elements [begin, end) of `b`, in order.
 template <size_t N, typename Run>
-void ForEachRun(const Broadcast& b, int64_t begin, int64_t end, const Run& run) {
+void ForEachRun(const sdk::BroadcastPlan& b, int64_t begin, int64_t end, const Run& run) {
   const int inner = static_cast<int>(b.dims.size()) - 1;
   const int64_t inner_size = b.dims[inner];
   std::vector<int64_t> index(inner, 0);  // position along the outer dims
   std::array<int64_t, N> row{};          // operand offsets at the start of the current row
+  // The plan's stride rows, loaded once: the runs store through pointers that the compiler cannot
+  // tell apart from the plan's, so it would otherwise reload them for every row.
+  std::array<const int64_t*, N> strides;
+  for (size_t k = 0; k < N; ++k) strides[k] = b.strides[k].data();
   int64_t col = begin % inner_size;
   for (int64_t rest = begin / inner_size, d = inner - 1; d >= 0; --d) {
     index[d] = rest % b.dims[d];
     rest /= b.dims[d];
-    for (size_t k = 0; k < N; ++k) row[k] += index[d] * b.strides[k][d];
+    for (size_t k = 0; k < N; ++k) row[k] += index[d] * strides[k][d];
   }
   for (int64_t pos = begin; pos < end; col = 0) {
     const int64_t n = std::min(inner_size - col, end - pos);
     std::array<int64_t, N> offsets;
-    for (size_t k = 0; k < N; ++k) offsets[k] = row[k] + col * b.strides[k][inner];
+    for (size_t k = 0; k < N; ++k) offsets[k] = row[k] + col * strides[k][inner];
     run(pos, offsets, n);
     pos += n;
     for (int d = inner - 1; d >= 0; --d) {  // next row: an odometer over the outer dims
-      for (size_t k = 0; k < N; ++k) row[k] += b.strides[k][d];
+      for (size_t k = 0; k < N; ++k) row[k] += strides[k][d];
       if (++index[d] < b.dims[d]) break;
-      for (size_t k = 0; k < N; ++k) row[k] -= b.dims[d] * b.strides[k][d];
+      for (size_t k = 0; k < N; ++k) row[k] -= b.dims[d] * strides[k][d];
       index[d] = 0;
     }
   }
@@ -180,8 +159,8 @@ void WithMask(unsigned mask, const Fn& fn) {
 // is large. cost: rough cycles per element. `out` may be an input's buffer when that input has
 // the output's element count (ForwardOrAllocateOutput): each element is read before it is written.
 template <typename F, typename Out, typename... In>
-void RunBroadcast(sdk::KernelContext& ctx, const Broadcast& b, int64_t cost, const F& f, Out* out,
-                  const In*... in) {
+void RunBroadcast(sdk::KernelContext& ctx, const sdk::BroadcastPlan& b, int64_t cost, const F& f,
+                  Out* out, const In*... in) {
   constexpr size_t N = sizeof...(In);
   if (b.num_elements == 0) return;
   internal::WithMask<0, (1u << N) - 1>(b.inner_broadcast_mask, [&](auto mask) {
@@ -240,7 +219,7 @@ class UnaryKernel {
 // z = F(x, y) with inputs 0 and 1 broadcast as in `b`; the output (of dtype Out) reuses an
 // input's buffer when it can.
 template <typename T, typename Out, typename F>
-sdk::Status ComputeBinary(sdk::KernelContext& ctx, const Broadcast& b) {
+sdk::Status ComputeBinary(sdk::KernelContext& ctx, const sdk::BroadcastPlan& b) {
   sdk::Tensor x = ctx.input(0), y = ctx.input(1);
   if constexpr (HasValidate<F, T>) CFX_SDK_RETURN_IF_ERROR(F::template Validate<T>(x, y));
   CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor z, ctx.ForwardOrAllocateOutput({0, 1}, 0, b.output_shape));
@@ -255,7 +234,8 @@ class BinaryKernel {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     CFX_SDK_RETURN_IF_ERROR(ExpectInputs(ctx, {sdk::kDType<T>, sdk::kDType<T>}));
     CFX_SDK_ASSIGN_OR_RETURN(
-        Broadcast b, MakeBroadcast({{"x", ctx.input(0).shape()}, {"y", ctx.input(1).shape()}}));
+        sdk::BroadcastPlan b,
+        sdk::PlanBroadcast({{"x", ctx.input(0).shape()}, {"y", ctx.input(1).shape()}}));
     return ComputeBinary<T, Out, F>(ctx, b);
   }
 };

@@ -37,9 +37,10 @@ class AddNKernel {
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out,
                              n == 2 ? ctx.ForwardOrAllocateOutput({0, 1}, 0, shape)
                                     : ctx.ForwardOrAllocateOutput({0, 1, 2}, 0, shape));
-    CFX_SDK_ASSIGN_OR_RETURN(Broadcast two, MakeBroadcast({{"x", shape}, {"y", shape}}));
-    CFX_SDK_ASSIGN_OR_RETURN(Broadcast three,
-                             MakeBroadcast({{"x", shape}, {"y", shape}, {"z", shape}}));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::BroadcastPlan two,
+                             sdk::PlanBroadcast({{"x", shape}, {"y", shape}}));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::BroadcastPlan three,
+                             sdk::PlanBroadcast({{"x", shape}, {"y", shape}, {"z", shape}}));
     T* sum = out.data<T>();
     auto in = [&](int i) -> const T* { return ctx.input(i).data<T>(); };
     // sum = first + in(k) (+ in(k + 1)); returns the next input to fold.

@@ -30,7 +30,7 @@ class EqualityKernel {
 
   sdk::Status Compute(sdk::KernelContext& ctx) {
     CFX_SDK_RETURN_IF_ERROR(ExpectInputs(ctx, {sdk::kDType<T>, sdk::kDType<T>}));
-    auto b = MakeBroadcast({{"x", ctx.input(0).shape()}, {"y", ctx.input(1).shape()}});
+    auto b = sdk::PlanBroadcast({{"x", ctx.input(0).shape()}, {"y", ctx.input(1).shape()}});
     if (b.ok()) return ComputeBinary<T, bool, F>(ctx, *b);
     if (incompatible_shape_error_) return b.status();
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor z, ctx.AllocateOutput(0, sdk::Shape()));

@@ -44,8 +44,9 @@ class SameShapeKernel {
                                   Inputs::kSecond, " has shape ", sdk::ShapeString(second),
                                   "; they must be equal");
     // Equal shapes make a flat loop.
-    CFX_SDK_ASSIGN_OR_RETURN(Broadcast flat,
-                             MakeBroadcast({{Inputs::kFirst, first}, {Inputs::kSecond, second}}));
+    CFX_SDK_ASSIGN_OR_RETURN(
+        sdk::BroadcastPlan flat,
+        sdk::PlanBroadcast({{Inputs::kFirst, first}, {Inputs::kSecond, second}}));
     return ComputeBinary<T, T, F>(ctx, flat);
   }
 };

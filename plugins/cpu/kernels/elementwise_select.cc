@@ -13,8 +13,9 @@ using SelectFn = ElementFn<1, [](bool condition, auto t, auto e) { return condit
 
 // Select's (v1) rules as a broadcast of condition, t and e; InvalidArgument naming the shapes when
 // they break them.
-sdk::Result<Broadcast> SelectV1Broadcast(const sdk::Shape& c_shape, const sdk::Shape& t_shape,
-                                         const sdk::Shape& e_shape) {
+sdk::Result<sdk::BroadcastPlan> SelectV1Broadcast(const sdk::Shape& c_shape,
+                                                  const sdk::Shape& t_shape,
+                                                  const sdk::Shape& e_shape) {
   if (t_shape != e_shape)
     return sdk::InvalidArgument("'t' and 'e' must have the same shape, got ",
                                 sdk::ShapeString(t_shape), " and ", sdk::ShapeString(e_shape));
@@ -32,7 +33,7 @@ sdk::Result<Broadcast> SelectV1Broadcast(const sdk::Shape& c_shape, const sdk::S
         "first dimension of 't'; got condition ",
         sdk::ShapeString(c_shape), " and t ", sdk::ShapeString(t_shape));
   }
-  return MakeBroadcast({{"condition", c_as_t}, {"t", t_shape}, {"e", e_shape}});
+  return sdk::PlanBroadcast({{"condition", c_as_t}, {"t", t_shape}, {"e", e_shape}});
 }
 
 // Select (kV2 = false) and SelectV2 (kV2 = true) on T values.
@@ -43,8 +44,9 @@ class SelectKernel {
     CFX_SDK_RETURN_IF_ERROR(ExpectInputs(ctx, {CFX_BOOL, sdk::kDType<T>, sdk::kDType<T>}));
     sdk::Tensor condition = ctx.input(0), t = ctx.input(1), e = ctx.input(2);
     CFX_SDK_ASSIGN_OR_RETURN(
-        Broadcast b,
-        kV2 ? MakeBroadcast({{"condition", condition.shape()}, {"t", t.shape()}, {"e", e.shape()}})
+        sdk::BroadcastPlan b,
+        kV2 ? sdk::PlanBroadcast(
+                  {{"condition", condition.shape()}, {"t", t.shape()}, {"e", e.shape()}})
             : SelectV1Broadcast(condition.shape(), t.shape(), e.shape()));
     // A scalar condition picks one whole input (no copy) when that input needs no broadcasting.
     if (condition.rank() == 0) {
