@@ -11,6 +11,7 @@
 #include "plugin/log.h"
 #include "plugin/plugin_device.h"
 #include "plugin/plugin_kernel.h"
+#include "plugin/plugin_struct.h"
 #include "runtime/copy_tensor.h"
 
 namespace cfx::internal {
@@ -123,6 +124,15 @@ void RegisterKernel(cfx_registrar* r, cfx_kernel_builder* b, cfx_status* s) {
 }
 
 void RegisterDeviceType(cfx_registrar* r, const cfx_device_type_desc* desc, cfx_status* s) {
+  // Sizes first: nothing past a struct's struct_size may be read.
+  const std::string owner = "plugin " + r->plugin;
+  if (desc != nullptr) {
+    Status size = CheckStructSize(desc, owner);
+    if (size.ok() && desc->funcs != nullptr)
+      size = CheckStructSize(desc->funcs, owner + ": device type " +
+                                              (desc->type != nullptr ? desc->type : "(unnamed)"));
+    if (!size.ok()) return RegistrationError(r, s, std::move(size));
+  }
   if (desc == nullptr || desc->type == nullptr || desc->funcs == nullptr ||
       desc->create_device == nullptr || desc->funcs->allocate == nullptr ||
       desc->funcs->deallocate == nullptr)
