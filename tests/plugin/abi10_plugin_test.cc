@@ -12,12 +12,7 @@ namespace cfx {
 namespace {
 
 std::unique_ptr<Runtime> RuntimeWithAbi10Plugin() {
-  Config config = Config::Default();
-  config.plugin_paths = {test::BuildPluginDir()};
-  PluginSpec abi10;
-  abi10.path = test::FixturePluginDir() + "/libconflux_fixture_abi10.so";
-  config.plugins.push_back(abi10);
-  auto rt = Runtime::Create(config);
+  auto rt = test::RuntimeWithFixture("abi10");
   EXPECT_TRUE(rt.ok()) << rt.status();
   return rt.ok() ? std::move(rt).value() : nullptr;
 }
