@@ -60,7 +60,7 @@ sdk::Status ClError(cl_int err, const std::string& where, const std::string& wha
 }
 
 void Log(cfx_log_level level, const std::string& message) {
-  if (sdk::Host().log != nullptr) sdk::Host().log(level, message.c_str());
+  if (sdk::Host().core->log != nullptr) sdk::Host().core->log(level, message.c_str());
 }
 
 // ---- Dispatcher -------------------------------------------------------------------------------

@@ -192,7 +192,7 @@ class ProgramCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     SKIP_WITHOUT_OPENCL();
-    sdk::internal::HostSlot() = internal::HostApi();
+    sdk::internal::HostSlot() = sdk::internal::TablesOf(internal::HostApi());
     dev_ = cfx::internal::PluginDevice::Of(*OpenClDevice()).handle();
   }
   cfx_device* dev_ = nullptr;
@@ -240,7 +240,7 @@ TEST_F(ProgramCacheTest, BuiltOncePerSourceAndOptions) {
 }
 
 TEST(OpenClBroadcast, CollapsesDimsAndNamesIncompatibleOperands) {
-  sdk::internal::HostSlot() = internal::HostApi();
+  sdk::internal::HostSlot() = sdk::internal::TablesOf(internal::HostApi());
   auto b = ocl::MakeBroadcast({{"x", {8, 1, 16, 16}}, {"y", {8, 1, 1, 1}}});
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->output_shape, (sdk::Shape{8, 1, 16, 16}));

@@ -71,7 +71,7 @@ TEST(AbiLayout, HostPluginOptions) {
 }
 
 TEST(AbiLayout, HostApi) {
-  EXPECT_EQ(sizeof(cfx_host_api), 792u);
+  EXPECT_EQ(sizeof(cfx_host_api), 872u);
   EXPECT_EQ(offsetof(cfx_host_api, struct_size), 0u);
   EXPECT_EQ(offsetof(cfx_host_api, abi_major), 8u);
   EXPECT_EQ(offsetof(cfx_host_api, abi_minor), 12u);
@@ -174,6 +174,42 @@ TEST(AbiLayout, HostApi) {
   EXPECT_EQ(offsetof(cfx_host_api, grad_node_finish), 768u);
   EXPECT_EQ(offsetof(cfx_host_api, grad_set_input_grad), 776u);
   EXPECT_EQ(offsetof(cfx_host_api, grad_scalar), 784u);
+  // Minor 3: the tables by concept.
+  EXPECT_EQ(offsetof(cfx_host_api, core), 792u);
+  EXPECT_EQ(offsetof(cfx_host_api, registration), 800u);
+  EXPECT_EQ(offsetof(cfx_host_api, attr), 808u);
+  EXPECT_EQ(offsetof(cfx_host_api, shape), 816u);
+  EXPECT_EQ(offsetof(cfx_host_api, tensor), 824u);
+  EXPECT_EQ(offsetof(cfx_host_api, kernel), 832u);
+  EXPECT_EQ(offsetof(cfx_host_api, state), 840u);
+  EXPECT_EQ(offsetof(cfx_host_api, gradient), 848u);
+  EXPECT_EQ(offsetof(cfx_host_api, device), 856u);
+  EXPECT_EQ(offsetof(cfx_host_api, transport), 864u);
+}
+
+// The tables as released in minor 3: struct_size, then one pointer per function.
+TEST(AbiLayout, HostTables) {
+  constexpr size_t kPtr = sizeof(void*);
+  EXPECT_EQ(sizeof(cfx_host_core_api), (1 + 6) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_registration_api), (1 + 14) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_attr_api), (1 + 13) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_shape_api), (1 + 7) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_tensor_api), (1 + 11) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_kernel_api), (1 + 11) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_state_api), (1 + 12) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_gradient_api), (1 + 20) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_device_api), (1 + 3) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_transport_api), kPtr);
+  EXPECT_EQ(offsetof(cfx_host_core_api, log), 6 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_registration_api, register_gradient), 14 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_attr_api, get_tensor), 13 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_shape_api, set_output), 7 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_tensor_api, new_host), 11 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, set_output_reshaped), 7 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, node_name), 11 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_state_api, variable_release), 12 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_gradient_api, scalar), 20 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_device_api, parallel_for), 3 * kPtr);
 }
 
 TEST(AbiLayout, Versions) {

@@ -158,6 +158,13 @@ TEST(PluginLoader, DuplicateDeviceType) {
   ExpectLoadError(Fixture("dup_device"), Code::kAlreadyExists, {"device type CPU", "cpu"});
 }
 
+TEST(PluginLoader, StructSmallerThanItsFirstReleaseIsALoadError) {
+  ExpectLoadError(Fixture("short_funcs"), Code::kInvalidArgument,
+                  {"fixture_short_funcs", "device type SHORT", "cfx_device_funcs",
+                   "struct_size " + std::to_string(offsetof(cfx_device_funcs, describe)),
+                   std::to_string(sizeof(void*) * 18) + " bytes", "ABI 1.0"});
+}
+
 TEST(PluginLoader, RegistrationErrorFailsEvenWhenInitIgnoresIt) {
   ExpectLoadError(Fixture("ignores_errors"), Code::kAlreadyExists, {"op Identity"});
 }

@@ -13,6 +13,15 @@ namespace cfx::test {
 std::string BuildPluginDir() { return CONFLUX_BUILD_PLUGIN_DIR; }
 std::string FixturePluginDir() { return CONFLUX_FIXTURE_PLUGIN_DIR; }
 
+StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixture(const std::string& name) {
+  Config config = Config::Default();
+  config.plugin_paths.insert(config.plugin_paths.begin(), BuildPluginDir());
+  PluginSpec fixture;
+  fixture.path = FixturePluginDir() + "/libconflux_fixture_" + name + ".so";
+  config.plugins.push_back(fixture);
+  return Runtime::Create(config);
+}
+
 Runtime& TestRuntime() {
   static Runtime* runtime = [] {
     Config config = Config::Default();

@@ -13,6 +13,7 @@
 
 #include "plugin/abi_types.h"
 #include "plugin/log.h"
+#include "plugin/plugin_struct.h"
 
 namespace cfx {
 
@@ -129,7 +130,6 @@ bool LooksLikeElf(const std::string& path) {
          magic[3] == 'F';
 }
 
-
 }  // namespace
 
 Status PluginManager::LoadFile(const std::string& label, const std::string& path,
@@ -188,6 +188,8 @@ Status PluginManager::LoadFile(const std::string& label, const std::string& path
                           cfx_plugin_info*, cfx_status*)>(CFX_PLUGIN_INIT_SYMBOL);
   init(p->host, &reg, &options, &p->plugin_info, &status);
   Status result = status.status.ok() ? reg.first_error : status.status;
+  // The plugin may have written struct_size; the fields below are read only if it is sane.
+  if (Status size = internal::CheckStructSize(&p->plugin_info, who); !size.ok()) return size;
   if (!result.ok()) {
     if (p->plugin_info.shutdown) p->plugin_info.shutdown(p->plugin_info.plugin_state);
     return result.WithPrefix(who + ": initialisation failed: ");

@@ -10,7 +10,8 @@
  *  - registration happens only inside cfx_plugin_init, through the registrar it is handed.
  *
  * Names: structs the host fills are `cfx_host_*`; structs the plugin fills are `cfx_plugin_*`,
- * `cfx_device_type_desc` and `cfx_device_funcs`. Handles are opaque.
+ * `cfx_device_type_desc` and `cfx_device_funcs`. Handles are opaque. The host's functions are
+ * in tables by concept (conflux/plugin_host_api.h).
  *
  * Thread-safety: host functions that take a kernel or shape context may be called only by the
  * thread running that kernel or shape function; tensor accessors may be called from any thread
@@ -27,7 +28,7 @@ extern "C" {
 #endif
 
 #define CFX_ABI_MAJOR 1
-#define CFX_ABI_MINOR 2
+#define CFX_ABI_MINOR 3
 
 #if defined(_WIN32)
 #define CFX_EXPORT __declspec(dllexport)
@@ -115,7 +116,7 @@ typedef enum cfx_log_level {
  * pointer); HOST_PINNED memory is host-addressable and fast to copy to and from the device. */
 typedef enum cfx_memory_kind { CFX_MEMORY_DEVICE = 0, CFX_MEMORY_HOST_PINNED = 1 } cfx_memory_kind;
 
-/* Kernel flags (cfx_host_api.kernel_builder_set_flags). */
+/* Kernel flags (cfx_host_registration_api.kernel_builder_set_flags). */
 enum {
   /* Cheap enough to run inline on the executor thread (no hand-off to the inter-op pool). */
   CFX_KERNEL_INEXPENSIVE = 1u << 0
@@ -230,200 +231,8 @@ typedef struct cfx_host_plugin_options {
  * sets `status`. Called by the host while it builds a backward graph. */
 typedef void (*cfx_gradient_fn)(cfx_grad_context* g, void* user_data, cfx_status* status);
 
-/* ---- The host function table ------------------------------------------------------------- */
-typedef struct cfx_host_api {
-  size_t struct_size;
-  uint32_t abi_major;
-  uint32_t abi_minor; /* negotiated minor: min(host, plugin) */
-
-  /* Status */
-  void (*status_set)(cfx_status* status, cfx_code code, const char* message);
-  cfx_code (*status_code)(const cfx_status* status);
-  const char* (*status_message)(const cfx_status* status); /* valid until the next set/delete */
-  cfx_status* (*status_new)(void);
-  void (*status_delete)(cfx_status* status);
-
-  void (*log)(cfx_log_level level, const char* message);
-
-  /* Op definitions. Specs use TensorFlow's op-definition syntax:
-   *   input/output "x: T", "values: N * T", "indices: Tidx", "out: float"
-   *   attr "T: {float, double, int32}", "transpose_a: bool = false", "N: int >= 1"
-   * The builder is consumed by register_op (also on error). */
-  cfx_op_builder* (*op_builder_new)(const char* op_name);
-  void (*op_builder_input)(cfx_op_builder* b, const char* spec);
-  void (*op_builder_output)(cfx_op_builder* b, const char* spec);
-  void (*op_builder_attr)(cfx_op_builder* b, const char* spec);
-  void (*op_builder_set_stateful)(cfx_op_builder* b, int stateful);
-  void (*op_builder_set_shape_fn)(cfx_op_builder* b, cfx_shape_fn fn);
-  void (*register_op)(cfx_registrar* r, cfx_op_builder* b, cfx_status* status);
-
-  /* Kernels. The builder is consumed by register_kernel (also on error). */
-  cfx_kernel_builder* (*kernel_builder_new)(const char* op_name, const char* device_type,
-                                            cfx_kernel_create_fn create,
-                                            cfx_kernel_compute_fn compute,
-                                            cfx_kernel_compute_async_fn compute_async,
-                                            cfx_kernel_destroy_fn destroy);
-  void (*kernel_builder_type_constraint)(cfx_kernel_builder* b, const char* attr_name,
-                                         cfx_dtype dtype);
-  /* The named input or output lives in host memory even on a device with its own memory. */
-  void (*kernel_builder_host_memory)(cfx_kernel_builder* b, const char* arg_name);
-  void (*kernel_builder_set_flags)(cfx_kernel_builder* b, uint32_t flags);
-  void (*register_kernel)(cfx_registrar* r, cfx_kernel_builder* b, cfx_status* status);
-
-  /* Device types. `desc` and what it points to must outlive the plugin (static storage). */
-  void (*register_device_type)(cfx_registrar* r, const cfx_device_type_desc* desc,
-                               cfx_status* status);
-
-  /* Attributes. Getters set NOT_FOUND when absent and INVALID_ARGUMENT on a kind mismatch,
-   * naming the node and the attr. Strings and lists stay valid as long as the attrs. */
-  const char* (*attrs_node_name)(const cfx_attrs* a);
-  int (*attr_exists)(const cfx_attrs* a, const char* name);
-  void (*attr_get_int)(const cfx_attrs* a, const char* name, int64_t* out, cfx_status* s);
-  void (*attr_get_float)(const cfx_attrs* a, const char* name, float* out, cfx_status* s);
-  void (*attr_get_bool)(const cfx_attrs* a, const char* name, uint8_t* out, cfx_status* s);
-  void (*attr_get_type)(const cfx_attrs* a, const char* name, cfx_dtype* out, cfx_status* s);
-  void (*attr_get_string)(const cfx_attrs* a, const char* name, const char** data, size_t* size,
-                          cfx_status* s);
-  /* rank -1 = unknown rank; dims[i] -1 = unknown dimension. Fails if rank > max_rank. */
-  void (*attr_get_shape)(const cfx_attrs* a, const char* name, int64_t* dims, int max_rank,
-                         int* rank, cfx_status* s);
-  /* Number of elements of a list attr. */
-  void (*attr_get_list_size)(const cfx_attrs* a, const char* name, int64_t* size, cfx_status* s);
-  void (*attr_get_int_list)(const cfx_attrs* a, const char* name, int64_t* out, int64_t max,
-                            cfx_status* s);
-  void (*attr_get_float_list)(const cfx_attrs* a, const char* name, float* out, int64_t max,
-                              cfx_status* s);
-  void (*attr_get_type_list)(const cfx_attrs* a, const char* name, cfx_dtype* out, int64_t max,
-                             cfx_status* s);
-  /* A tensor attr as a new owned host tensor handle. */
-  cfx_tensor* (*attr_get_tensor)(const cfx_attrs* a, const char* name, cfx_status* s);
-
-  /* Tensors. Data pointers of tensors in DEVICE memory of a non-host-addressable device are
-   * device handles, not host addresses. */
-  cfx_dtype (*tensor_dtype)(const cfx_tensor* t);
-  int (*tensor_rank)(const cfx_tensor* t);
-  int64_t (*tensor_dim)(const cfx_tensor* t, int i);
-  int64_t (*tensor_num_elements)(const cfx_tensor* t);
-  size_t (*tensor_byte_size)(const cfx_tensor* t);
-  void* (*tensor_data)(const cfx_tensor* t);
-  /* Handles are borrowed (inputs, outputs: valid for the kernel call) or owned (returned by
-   * tensor_share, tensor_new_host, attr_get_tensor, ctx_allocate_temp: the caller releases). */
-  cfx_tensor* (*tensor_share)(const cfx_tensor* t); /* new owned handle, same buffer */
-  void (*tensor_release)(cfx_tensor* t);            /* releases an owned handle */
-  /* Elements of DT_STRING tensors (host memory only). */
-  const char* (*tensor_string)(const cfx_tensor* t, int64_t index, size_t* size);
-  void (*tensor_set_string)(cfx_tensor* t, int64_t index, const char* data, size_t size);
-  /* A new host tensor with its own buffer (owned). */
-  cfx_tensor* (*tensor_new_host)(cfx_dtype dtype, const int64_t* dims, int rank, cfx_status* s);
-
-  /* Kernel context. Inputs are borrowed for the call. Outputs returned by allocate_output and
-   * forward_or_allocate are borrowed too: the context owns them. */
-  int (*ctx_num_inputs)(const cfx_kernel_context* c);
-  int (*ctx_num_outputs)(const cfx_kernel_context* c);
-  const cfx_tensor* (*ctx_input)(const cfx_kernel_context* c, int index);
-  cfx_dtype (*ctx_output_dtype)(const cfx_kernel_context* c, int index);
-  cfx_tensor* (*ctx_allocate_output)(cfx_kernel_context* c, int index, const int64_t* dims,
-                                     int rank, cfx_status* s);
-  /* Makes output `index` share the buffer of `t` (no copy). */
-  void (*ctx_set_output)(cfx_kernel_context* c, int index, const cfx_tensor* t, cfx_status* s);
-  /* Reuses the buffer of one of `candidates` (input indices) when the kernel holds its only
-   * reference and dtype and size fit; otherwise allocates. */
-  cfx_tensor* (*ctx_forward_or_allocate)(cfx_kernel_context* c, const int* candidates,
-                                         int num_candidates, int output_index,
-                                         const int64_t* dims, int rank, cfx_status* s);
-  /* Scratch tensor on the kernel's device (owned). */
-  cfx_tensor* (*ctx_allocate_temp)(cfx_kernel_context* c, cfx_dtype dtype, const int64_t* dims,
-                                   int rank, cfx_status* s);
-  /* Records the kernel's failure; the step aborts with this error, prefixed with the node. */
-  void (*ctx_set_error)(cfx_kernel_context* c, cfx_code code, const char* message);
-  cfx_device* (*ctx_device)(const cfx_kernel_context* c);
-  cfx_stream* (*ctx_stream)(const cfx_kernel_context* c);
-  const char* (*ctx_node_name)(const cfx_kernel_context* c);
-  void (*ctx_parallel_for)(cfx_kernel_context* c, int64_t total, int64_t cost_per_unit,
-                           cfx_range_fn fn, void* arg);
-
-  /* Shape context. */
-  const cfx_attrs* (*shape_attrs)(const cfx_shape_context* c);
-  int (*shape_num_inputs)(const cfx_shape_context* c);
-  int (*shape_num_outputs)(const cfx_shape_context* c);
-  int (*shape_input_rank)(const cfx_shape_context* c, int index);          /* -1 unknown */
-  int64_t (*shape_input_dim)(const cfx_shape_context* c, int index, int d); /* -1 unknown */
-  /* The value of input `index` when it is known while inferring (a constant), else NULL. */
-  const cfx_tensor* (*shape_input_tensor)(const cfx_shape_context* c, int index);
-  void (*shape_set_output)(cfx_shape_context* c, int index, const int64_t* dims, int rank);
-
-  /* Makes output `index` share the buffer of `t` under another shape with the same number of
-   * elements (Reshape, ExpandDims, Squeeze: no copy). InvalidArgument when the counts differ. */
-  void (*ctx_set_output_reshaped)(cfx_kernel_context* c, int index, const cfx_tensor* t,
-                                  const int64_t* dims, int rank, cfx_status* s);
-
-  /* ---- Minor 1: state. ---------------------------------------------------------------------
-   * Reference inputs (TensorFlow's `float_ref` from VariableV2): ctx_input returns the
-   * variable's current tensor, whose buffer the kernel may update in place. Lock the reference
-   * while updating when the op's `use_locking` is true. */
-  int (*ctx_input_is_ref)(const cfx_kernel_context* c, int index);
-  void (*ctx_ref_input_lock)(cfx_kernel_context* c, int index);
-  void (*ctx_ref_input_unlock)(cfx_kernel_context* c, int index);
-  /* Makes the referenced variable hold `t` (shares its buffer); ctx_input then returns it. */
-  void (*ctx_ref_input_assign)(cfx_kernel_context* c, int index, const cfx_tensor* t,
-                               cfx_status* s);
-  /* Ref output `output_index` refers to the same variable as ref input `input_index`. */
-  void (*ctx_forward_ref_input)(cfx_kernel_context* c, int input_index, int output_index,
-                                cfx_status* s);
-  /* Resource variables: the variable named by the DT_RESOURCE handle in input `index`, as an
-   * owned reference (variable_release). NOT_FOUND when it does not exist and `create` is 0. */
-  cfx_variable* (*ctx_input_variable)(cfx_kernel_context* c, int index, int create,
-                                      cfx_status* s);
-  void (*variable_lock)(cfx_variable* v, int exclusive);
-  void (*variable_unlock)(cfx_variable* v, int exclusive);
-  /* The value (borrowed; valid while locked), or NULL when uninitialized. The handle is the
-   * variable's own tensor: the same on every call for one variable while it lives, and
-   * different for different variables (kernels order their locks by it). */
-  const cfx_tensor* (*variable_tensor)(cfx_variable* v);
-  /* Before an in-place update under an exclusive lock: makes the variable the only holder of its
-   * buffer (copying it when a reader still shares it) and returns the value (borrowed). */
-  cfx_tensor* (*variable_tensor_for_update)(cfx_kernel_context* c, cfx_variable* v,
-                                            cfx_status* s);
-  void (*variable_assign)(cfx_variable* v, const cfx_tensor* t, cfx_status* s); /* under lock */
-  void (*variable_release)(cfx_variable* v);
-
-  /* ---- Minor 2: gradient functions. ---------------------------------------------------------
-   * Registers `fn` as the gradient of `op_name` (an op of this plugin or of another); one per op.
-   * Inside a call, graph tensors are int64 handles (>= 0), valid for the call: the forward node's
-   * inputs and outputs, the incoming gradient of each output (zeros when nothing depends on it),
-   * and the outputs of nodes the function builds (output k of a node is its handle + k). */
-  void (*register_gradient)(cfx_registrar* r, const char* op_name, cfx_gradient_fn fn,
-                            void* user_data, cfx_status* s);
-  int (*grad_num_inputs)(const cfx_grad_context* g);
-  int (*grad_num_outputs)(const cfx_grad_context* g);
-  int64_t (*grad_input)(const cfx_grad_context* g, int index);
-  int64_t (*grad_output)(const cfx_grad_context* g, int index);
-  int64_t (*grad_output_grad)(const cfx_grad_context* g, int index);
-  /* The forward node's attrs (its NodeDef's, with the op's defaults). */
-  const cfx_attrs* (*grad_attrs)(const cfx_grad_context* g);
-  cfx_dtype (*grad_tensor_dtype)(const cfx_grad_context* g, int64_t tensor);
-  /* A node of op `op_name`; inputs in the op's order (one call per argument), attrs, then
-   * finish. Type attrs and list lengths are inferred from the inputs as in the C++ client API. */
-  cfx_grad_node* (*grad_node_new)(cfx_grad_context* g, const char* op_name);
-  void (*grad_node_input)(cfx_grad_node* n, int64_t tensor);
-  void (*grad_node_input_list)(cfx_grad_node* n, const int64_t* tensors, int count);
-  void (*grad_node_attr_int)(cfx_grad_node* n, const char* name, int64_t value);
-  void (*grad_node_attr_float)(cfx_grad_node* n, const char* name, float value);
-  void (*grad_node_attr_bool)(cfx_grad_node* n, const char* name, int value);
-  void (*grad_node_attr_type)(cfx_grad_node* n, const char* name, cfx_dtype value);
-  void (*grad_node_attr_string)(cfx_grad_node* n, const char* name, const char* data,
-                                size_t size);
-  void (*grad_node_attr_int_list)(cfx_grad_node* n, const char* name, const int64_t* values,
-                                  int count);
-  /* Copies attr `forward_name` of the forward node (with its default) as attr `name`. */
-  void (*grad_node_copy_attr)(cfx_grad_node* n, const char* forward_name, const char* name);
-  /* Adds the node and frees the builder: the handle of output 0, or -1 with the error in `s`. */
-  int64_t (*grad_node_finish)(cfx_grad_node* n, cfx_status* s);
-  /* The gradient of forward input `index` (unset inputs get no gradient). */
-  void (*grad_set_input_grad)(cfx_grad_context* g, int index, int64_t tensor);
-  /* A scalar constant of `dtype` with `value` (handy for scales and epsilons). */
-  int64_t (*grad_scalar)(cfx_grad_context* g, cfx_dtype dtype, double value, cfx_status* s);
-} cfx_host_api;
+/* The host function table: conflux/plugin_host_api.h (included at the end of this file). */
+typedef struct cfx_host_api cfx_host_api;
 
 /* ---- Entry points every plugin exports --------------------------------------------------- */
 /* (CFX_ABI_MAJOR << 16) | CFX_ABI_MINOR of the headers the plugin was built with. The host
@@ -441,5 +250,7 @@ typedef void (*cfx_plugin_init_fn)(const cfx_host_api* host, cfx_registrar* regi
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+#include "conflux/plugin_host_api.h"
 
 #endif /* CONFLUX_PLUGIN_API_H_ */

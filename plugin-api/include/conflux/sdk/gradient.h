@@ -51,30 +51,31 @@ class GradNode {
     return *this;
   }
   GradNode& Attr(const char* name, int64_t v) {
-    return Set([=](cfx_grad_node* n) { Host().grad_node_attr_int(n, name, v); });
+    return Set([=](cfx_grad_node* n) { Host().gradient->node_attr_int(n, name, v); });
   }
   GradNode& Attr(const char* name, int v) { return Attr(name, static_cast<int64_t>(v)); }
   GradNode& Attr(const char* name, float v) {
-    return Set([=](cfx_grad_node* n) { Host().grad_node_attr_float(n, name, v); });
+    return Set([=](cfx_grad_node* n) { Host().gradient->node_attr_float(n, name, v); });
   }
   GradNode& Attr(const char* name, bool v) {
-    return Set([=](cfx_grad_node* n) { Host().grad_node_attr_bool(n, name, v ? 1 : 0); });
+    return Set([=](cfx_grad_node* n) { Host().gradient->node_attr_bool(n, name, v ? 1 : 0); });
   }
   GradNode& Attr(const char* name, cfx_dtype v) {
-    return Set([=](cfx_grad_node* n) { Host().grad_node_attr_type(n, name, v); });
+    return Set([=](cfx_grad_node* n) { Host().gradient->node_attr_type(n, name, v); });
   }
   GradNode& Attr(const char* name, const std::string& v) {
-    return Set([=](cfx_grad_node* n) { Host().grad_node_attr_string(n, name, v.data(), v.size()); });
+    return Set(
+        [=](cfx_grad_node* n) { Host().gradient->node_attr_string(n, name, v.data(), v.size()); });
   }
   GradNode& Attr(const char* name, const std::vector<int64_t>& v) {
     return Set([=](cfx_grad_node* n) {
-      Host().grad_node_attr_int_list(n, name, v.data(), static_cast<int>(v.size()));
+      Host().gradient->node_attr_int_list(n, name, v.data(), static_cast<int>(v.size()));
     });
   }
   // Copies the forward node's attr (or its default), under the same or another name.
   GradNode& CopyAttr(const char* name) { return CopyAttr(name, name); }
   GradNode& CopyAttr(const char* forward_name, const char* name) {
-    return Set([=](cfx_grad_node* n) { Host().grad_node_copy_attr(n, forward_name, name); });
+    return Set([=](cfx_grad_node* n) { Host().gradient->node_copy_attr(n, forward_name, name); });
   }
   // Adds the node; an invalid tensor on error (kept by the builder).
   GradTensor Finish();
@@ -94,23 +95,23 @@ class GradNode {
 class GradientBuilder {
  public:
   explicit GradientBuilder(cfx_grad_context* g) : g_(g) {}
-  int num_inputs() const { return Host().grad_num_inputs(g_); }
-  int num_outputs() const { return Host().grad_num_outputs(g_); }
-  GradTensor input(int i) const { return GradTensor{Host().grad_input(g_, i)}; }
-  GradTensor output(int i) const { return GradTensor{Host().grad_output(g_, i)}; }
+  int num_inputs() const { return Host().gradient->num_inputs(g_); }
+  int num_outputs() const { return Host().gradient->num_outputs(g_); }
+  GradTensor input(int i) const { return GradTensor{Host().gradient->input(g_, i)}; }
+  GradTensor output(int i) const { return GradTensor{Host().gradient->output(g_, i)}; }
   // The gradient flowing into output i.
-  GradTensor grad(int i) const { return GradTensor{Host().grad_output_grad(g_, i)}; }
-  Attrs attrs() const { return Attrs(Host().grad_attrs(g_)); }
-  cfx_dtype dtype(GradTensor t) const { return Host().grad_tensor_dtype(g_, t.handle); }
+  GradTensor grad(int i) const { return GradTensor{Host().gradient->output_grad(g_, i)}; }
+  Attrs attrs() const { return Attrs(Host().gradient->attrs(g_)); }
+  cfx_dtype dtype(GradTensor t) const { return Host().gradient->tensor_dtype(g_, t.handle); }
   GradNode Op(const char* op) { return GradNode(this, op); }
   GradTensor Scalar(cfx_dtype dtype, double value) {
     HostStatus s;
-    GradTensor t{Host().grad_scalar(g_, dtype, value, s.get())};
+    GradTensor t{Host().gradient->scalar(g_, dtype, value, s.get())};
     Record(s.ToStatus());
     return t;
   }
   void SetInputGrad(int i, GradTensor t) {
-    if (t.valid()) Host().grad_set_input_grad(g_, i, t.handle);
+    if (t.valid()) Host().gradient->set_input_grad(g_, i, t.handle);
   }
   Status status() const { return status_; }
   void Record(Status s) {
@@ -125,17 +126,17 @@ class GradientBuilder {
 
 inline GradTensor GradNode::Finish() {
   if (!g_->status().ok()) return GradTensor{};
-  cfx_grad_node* n = Host().grad_node_new(g_->handle(), op_.c_str());
+  cfx_grad_node* n = Host().gradient->node_new(g_->handle(), op_.c_str());
   for (size_t a = 0; a < inputs_.size(); ++a) {
     if (is_list_[a]) {
-      Host().grad_node_input_list(n, inputs_[a].data(), static_cast<int>(inputs_[a].size()));
+      Host().gradient->node_input_list(n, inputs_[a].data(), static_cast<int>(inputs_[a].size()));
     } else {
-      Host().grad_node_input(n, inputs_[a][0]);
+      Host().gradient->node_input(n, inputs_[a][0]);
     }
   }
   for (const auto& f : attrs_) f(n);
   HostStatus s;
-  GradTensor t{Host().grad_node_finish(n, s.get())};
+  GradTensor t{Host().gradient->node_finish(n, s.get())};
   g_->Record(s.ToStatus());
   return t;
 }

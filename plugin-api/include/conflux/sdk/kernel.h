@@ -44,17 +44,17 @@ class Variable {
     return *this;
   }
   ~Variable() {
-    if (v_ != nullptr) Host().variable_release(v_);
+    if (v_ != nullptr) Host().state->variable_release(v_);
   }
-  void Lock(bool exclusive) { Host().variable_lock(v_, exclusive ? 1 : 0); }
-  void Unlock(bool exclusive) { Host().variable_unlock(v_, exclusive ? 1 : 0); }
+  void Lock(bool exclusive) { Host().state->variable_lock(v_, exclusive ? 1 : 0); }
+  void Unlock(bool exclusive) { Host().state->variable_unlock(v_, exclusive ? 1 : 0); }
   // The value; invalid when the variable has none yet.
-  Tensor value() const { return Tensor(Host().variable_tensor(v_)); }
+  Tensor value() const { return Tensor(Host().state->variable_tensor(v_)); }
   // Under an exclusive lock: the value with a buffer that this variable alone holds.
   inline Result<Tensor> ValueForUpdate(KernelContext& ctx);
   Status Assign(const Tensor& t) {
     HostStatus s;
-    Host().variable_assign(v_, t.handle(), s.get());
+    Host().state->variable_assign(v_, t.handle(), s.get());
     return s.ToStatus();
   }
 
@@ -67,30 +67,32 @@ class KernelContext {
  public:
   explicit KernelContext(cfx_kernel_context* c) : c_(c) {}
   cfx_kernel_context* handle() const { return c_; }
-  int num_inputs() const { return Host().ctx_num_inputs(c_); }
-  int num_outputs() const { return Host().ctx_num_outputs(c_); }
-  Tensor input(int i) const { return Tensor(Host().ctx_input(c_, i)); }
-  cfx_dtype output_dtype(int i) const { return Host().ctx_output_dtype(c_, i); }
-  std::string node_name() const { return Host().ctx_node_name(c_); }
-  cfx_device* device() const { return Host().ctx_device(c_); }
-  cfx_stream* stream() const { return Host().ctx_stream(c_); }
+  int num_inputs() const { return Host().kernel->num_inputs(c_); }
+  int num_outputs() const { return Host().kernel->num_outputs(c_); }
+  Tensor input(int i) const { return Tensor(Host().kernel->input(c_, i)); }
+  cfx_dtype output_dtype(int i) const { return Host().kernel->output_dtype(c_, i); }
+  std::string node_name() const { return Host().kernel->node_name(c_); }
+  cfx_device* device() const { return Host().device->kernel_device(c_); }
+  cfx_stream* stream() const { return Host().device->kernel_stream(c_); }
 
   // ---- State (ABI minor 1). Reference inputs (from VariableV2) alias the variable's buffer.
-  bool HasStateApi() const { return Host().abi_minor >= 1 && Host().ctx_input_is_ref != nullptr; }
-  bool input_is_ref(int i) const { return HasStateApi() && Host().ctx_input_is_ref(c_, i) != 0; }
-  void LockRefInput(int i) { Host().ctx_ref_input_lock(c_, i); }
-  void UnlockRefInput(int i) { Host().ctx_ref_input_unlock(c_, i); }
+  bool HasStateApi() const {
+    return Host().abi_minor >= 1 && Host().state->input_is_ref != nullptr;
+  }
+  bool input_is_ref(int i) const { return HasStateApi() && Host().state->input_is_ref(c_, i) != 0; }
+  void LockRefInput(int i) { Host().state->ref_input_lock(c_, i); }
+  void UnlockRefInput(int i) { Host().state->ref_input_unlock(c_, i); }
   // Ref output `out` refers to the variable of ref input `in`.
   Status ForwardRefInput(int in, int out) {
     HostStatus s;
-    Host().ctx_forward_ref_input(c_, in, out, s.get());
+    Host().state->forward_ref_input(c_, in, out, s.get());
     return s.ToStatus();
   }
   // The resource variable named by the handle in input `i` (created when `create`).
   Result<Variable> InputVariable(int i, bool create) {
     if (!HasStateApi()) return Unimplemented("the host does not support variables (ABI < 1.1)");
     HostStatus s;
-    cfx_variable* v = Host().ctx_input_variable(c_, i, create ? 1 : 0, s.get());
+    cfx_variable* v = Host().state->input_variable(c_, i, create ? 1 : 0, s.get());
     if (v == nullptr) return s.ToStatus();
     return Variable(v);
   }
@@ -98,8 +100,8 @@ class KernelContext {
   // Output `i` with a fresh buffer of the node's output dtype; owned by the context.
   Result<Tensor> AllocateOutput(int i, const Shape& shape) {
     HostStatus s;
-    cfx_tensor* t =
-        Host().ctx_allocate_output(c_, i, shape.data(), static_cast<int>(shape.size()), s.get());
+    cfx_tensor* t = Host().kernel->allocate_output(c_, i, shape.data(),
+                                                   static_cast<int>(shape.size()), s.get());
     if (t == nullptr) return s.ToStatus();
     return Tensor(t);
   }
@@ -107,29 +109,29 @@ class KernelContext {
   Result<Tensor> ForwardOrAllocateOutput(std::initializer_list<int> candidates, int i,
                                          const Shape& shape) {
     HostStatus s;
-    cfx_tensor* t =
-        Host().ctx_forward_or_allocate(c_, candidates.begin(), static_cast<int>(candidates.size()),
-                                       i, shape.data(), static_cast<int>(shape.size()), s.get());
+    cfx_tensor* t = Host().kernel->forward_or_allocate(
+        c_, candidates.begin(), static_cast<int>(candidates.size()), i, shape.data(),
+        static_cast<int>(shape.size()), s.get());
     if (t == nullptr) return s.ToStatus();
     return Tensor(t);
   }
   // Output `i` shares `t`'s buffer.
   Status SetOutput(int i, Tensor t) {
     HostStatus s;
-    Host().ctx_set_output(c_, i, t.handle(), s.get());
+    Host().kernel->set_output(c_, i, t.handle(), s.get());
     return s.ToStatus();
   }
   // Output `i` shares `t`'s buffer under `shape` (same element count).
   Status SetOutputReshaped(int i, Tensor t, const Shape& shape) {
     HostStatus s;
-    Host().ctx_set_output_reshaped(c_, i, t.handle(), shape.data(),
-                                   static_cast<int>(shape.size()), s.get());
+    Host().kernel->set_output_reshaped(c_, i, t.handle(), shape.data(),
+                                       static_cast<int>(shape.size()), s.get());
     return s.ToStatus();
   }
   Result<TensorRef> AllocateTemp(cfx_dtype dtype, const Shape& shape) {
     HostStatus s;
-    cfx_tensor* t =
-        Host().ctx_allocate_temp(c_, dtype, shape.data(), static_cast<int>(shape.size()), s.get());
+    cfx_tensor* t = Host().kernel->allocate_temp(c_, dtype, shape.data(),
+                                                 static_cast<int>(shape.size()), s.get());
     if (t == nullptr) return s.ToStatus();
     return TensorRef::Adopt(t);
   }
@@ -140,7 +142,7 @@ class KernelContext {
   void ParallelFor(int64_t total, int64_t cost_per_unit, Fn&& fn) {
     if (total <= 0) return;
     using F = std::remove_reference_t<Fn>;
-    Host().ctx_parallel_for(
+    Host().device->parallel_for(
         c_, total, cost_per_unit,
         [](void* arg, int64_t begin, int64_t end) { (*static_cast<F*>(arg))(begin, end); },
         const_cast<void*>(static_cast<const void*>(&fn)));
@@ -152,7 +154,7 @@ class KernelContext {
 
 inline Result<Tensor> Variable::ValueForUpdate(KernelContext& ctx) {
   HostStatus s;
-  cfx_tensor* t = Host().variable_tensor_for_update(ctx.handle(), v_, s.get());
+  cfx_tensor* t = Host().state->variable_tensor_for_update(ctx.handle(), v_, s.get());
   if (t == nullptr) return s.ToStatus();
   return Tensor(t);
 }
@@ -163,7 +165,7 @@ class AsyncDone {
  public:
   AsyncDone(cfx_kernel_context* c, cfx_done_fn fn, void* arg) : c_(c), fn_(fn), arg_(arg) {}
   void operator()(const Status& s = Status()) const {
-    if (!s.ok()) Host().ctx_set_error(c_, s.code(), s.message().c_str());
+    if (!s.ok()) Host().kernel->set_error(c_, s.code(), s.message().c_str());
     fn_(arg_);
   }
 
@@ -177,25 +179,25 @@ class AsyncDone {
 class ShapeContext {
  public:
   explicit ShapeContext(cfx_shape_context* c) : c_(c) {}
-  Attrs attrs() const { return Attrs(Host().shape_attrs(c_)); }
-  int num_inputs() const { return Host().shape_num_inputs(c_); }
-  int num_outputs() const { return Host().shape_num_outputs(c_); }
+  Attrs attrs() const { return Attrs(Host().shape->attrs(c_)); }
+  int num_inputs() const { return Host().shape->num_inputs(c_); }
+  int num_outputs() const { return Host().shape->num_outputs(c_); }
   // Shape of input i; unknown_rank when not known.
   PartialShape input(int i) const {
     PartialShape s;
-    int r = Host().shape_input_rank(c_, i);
+    int r = Host().shape->input_rank(c_, i);
     s.unknown_rank = r < 0;
-    for (int d = 0; d < r; ++d) s.dims.push_back(Host().shape_input_dim(c_, i, d));
+    for (int d = 0; d < r; ++d) s.dims.push_back(Host().shape->input_dim(c_, i, d));
     return s;
   }
   // The value of input i when known during inference, else an invalid view.
-  Tensor input_tensor(int i) const { return Tensor(Host().shape_input_tensor(c_, i)); }
+  Tensor input_tensor(int i) const { return Tensor(Host().shape->input_tensor(c_, i)); }
   void set_output(int i, const PartialShape& s) {
-    Host().shape_set_output(c_, i, s.dims.data(),
-                            s.unknown_rank ? -1 : static_cast<int>(s.dims.size()));
+    Host().shape->set_output(c_, i, s.dims.data(),
+                             s.unknown_rank ? -1 : static_cast<int>(s.dims.size()));
   }
   void set_output(int i, const Shape& dims) {
-    Host().shape_set_output(c_, i, dims.data(), static_cast<int>(dims.size()));
+    Host().shape->set_output(c_, i, dims.data(), static_cast<int>(dims.size()));
   }
 
  private:
@@ -249,7 +251,7 @@ void ComputeKernel(void* kernel, cfx_kernel_context* c) {
   } catch (...) {
     s = FromException();
   }
-  if (!s.ok()) Host().ctx_set_error(c, s.code(), s.message().c_str());
+  if (!s.ok()) Host().kernel->set_error(c, s.code(), s.message().c_str());
 }
 
 // An asynchronous kernel's entry point: K::ComputeAsync(KernelContext&, AsyncDone) returns a

@@ -26,28 +26,28 @@ class Plugin;
 
 class OpBuilder {
  public:
-  OpBuilder(Plugin* p, const char* name) : p_(p), b_(Host().op_builder_new(name)) {}
+  OpBuilder(Plugin* p, const char* name) : p_(p), b_(Host().registration->op_builder_new(name)) {}
   OpBuilder(const OpBuilder&) = delete;
   ~OpBuilder();
   OpBuilder& Input(const char* spec) {
-    Host().op_builder_input(b_, spec);
+    Host().registration->op_builder_input(b_, spec);
     return *this;
   }
   OpBuilder& Output(const char* spec) {
-    Host().op_builder_output(b_, spec);
+    Host().registration->op_builder_output(b_, spec);
     return *this;
   }
   OpBuilder& Attr(const char* spec) {
-    Host().op_builder_attr(b_, spec);
+    Host().registration->op_builder_attr(b_, spec);
     return *this;
   }
   OpBuilder& Stateful() {
-    Host().op_builder_set_stateful(b_, 1);
+    Host().registration->op_builder_set_stateful(b_, 1);
     return *this;
   }
   template <ShapeFunction F>
   OpBuilder& ShapeFn() {
-    Host().op_builder_set_shape_fn(b_, &internal::RunShapeFn<F>);
+    Host().registration->op_builder_set_shape_fn(b_, &internal::RunShapeFn<F>);
     return *this;
   }
 
@@ -62,7 +62,7 @@ class KernelBuilder {
   KernelBuilder(const KernelBuilder&) = delete;
   ~KernelBuilder();
   KernelBuilder& TypeConstraint(const char* attr, cfx_dtype dtype) {
-    Host().kernel_builder_type_constraint(b_, attr, dtype);
+    Host().registration->kernel_builder_type_constraint(b_, attr, dtype);
     return *this;
   }
   template <typename T>
@@ -70,11 +70,11 @@ class KernelBuilder {
     return TypeConstraint(attr, kDType<T>);
   }
   KernelBuilder& HostMemory(const char* arg_name) {
-    Host().kernel_builder_host_memory(b_, arg_name);
+    Host().registration->kernel_builder_host_memory(b_, arg_name);
     return *this;
   }
   KernelBuilder& Inexpensive() {
-    Host().kernel_builder_set_flags(b_, CFX_KERNEL_INEXPENSIVE);
+    Host().registration->kernel_builder_set_flags(b_, CFX_KERNEL_INEXPENSIVE);
     return *this;
   }
 
@@ -106,32 +106,32 @@ class Plugin {
   OpBuilder Op(const char* name) { return OpBuilder(this, name); }
   template <typename K>
   KernelBuilder Kernel(const char* op, const char* device_type) {
-    return KernelBuilder(this,
-                         Host().kernel_builder_new(op, device_type, &internal::CreateKernel<K>,
-                                                   &internal::ComputeKernel<K>, nullptr,
-                                                   &internal::DestroyKernel<K>));
+    return KernelBuilder(
+        this, Host().registration->kernel_builder_new(op, device_type, &internal::CreateKernel<K>,
+                                                      &internal::ComputeKernel<K>, nullptr,
+                                                      &internal::DestroyKernel<K>));
   }
   // An asynchronous kernel: K has `Status ComputeAsync(KernelContext& ctx, AsyncDone done)`, which
   // either returns an error without calling `done`, or returns OK and calls `done` exactly once
   // (possibly before returning, possibly from another thread).
   template <typename K>
   KernelBuilder AsyncKernel(const char* op, const char* device_type) {
-    return KernelBuilder(this, Host().kernel_builder_new(op, device_type, &internal::CreateKernel<K>,
-                                                         nullptr, &internal::ComputeKernelAsync<K>,
-                                                         &internal::DestroyKernel<K>));
+    return KernelBuilder(this, Host().registration->kernel_builder_new(
+                                   op, device_type, &internal::CreateKernel<K>, nullptr,
+                                   &internal::ComputeKernelAsync<K>, &internal::DestroyKernel<K>));
   }
   // Registers F as the gradient of `op` (ABI minor 2). A host older than minor 2 has no
   // gradient table: the plugin still loads, without its gradients.
   template <GradientFunction F>
   void Gradient(const char* op) {
-    if (Host().abi_minor < 2 || !CFX_HAS_FIELD(&Host(), cfx_host_api, register_gradient)) return;
+    if (Host().abi_minor < 2 || Host().registration->register_gradient == nullptr) return;
     HostStatus s;
-    Host().register_gradient(r_, op, &internal::RunGradient<F>, nullptr, s.get());
+    Host().registration->register_gradient(r_, op, &internal::RunGradient<F>, nullptr, s.get());
     Record(s.ToStatus());
   }
   void DeviceType(const cfx_device_type_desc* desc) {
     HostStatus s;
-    Host().register_device_type(r_, desc, s.get());
+    Host().registration->register_device_type(r_, desc, s.get());
     Record(s.ToStatus());
   }
 
@@ -151,13 +151,13 @@ class Plugin {
 
 inline OpBuilder::~OpBuilder() {
   HostStatus s;
-  Host().register_op(p_->registrar(), b_, s.get());
+  Host().registration->register_op(p_->registrar(), b_, s.get());
   p_->Record(s.ToStatus());
 }
 
 inline KernelBuilder::~KernelBuilder() {
   HostStatus s;
-  Host().register_kernel(p_->registrar(), b_, s.get());
+  Host().registration->register_kernel(p_->registrar(), b_, s.get());
   p_->Record(s.ToStatus());
 }
 
@@ -165,7 +165,7 @@ namespace internal {
 inline void RunPluginInit(const cfx_host_api* host, cfx_registrar* r,
                           const cfx_host_plugin_options* options, cfx_plugin_info* info,
                           cfx_status* status, Status (*init)(Plugin&)) {
-  HostSlot() = host;
+  HostSlot() = TablesOf(host);
   try {
     Plugin p(r, options, info);
     init(p).ExportTo(status);

@@ -1,7 +1,7 @@
 // Conflux plugin SDK: Status and Result<T> for plugin code, and access to the host table.
 //
-// Header-only; built into each plugin, which sees only the C ABI of plugin_api.h. The host table
-// pointer is per shared object (plugins build with hidden visibility) and set once by
+// Header-only; built into each plugin, which sees only the C ABI of plugin_api.h. The host's
+// tables are per shared object (plugins build with hidden visibility) and set once by
 // CFX_DEFINE_PLUGIN before the plugin's init function runs. Thread-safe after that.
 #ifndef CONFLUX_SDK_STATUS_H_
 #define CONFLUX_SDK_STATUS_H_
@@ -16,15 +16,63 @@
 
 namespace cfx::sdk {
 
+// The host's function tables (conflux/plugin_host_api.h) and the negotiated ABI minor. A field
+// appended to a table after minor 3 is read only after CFX_HAS_FIELD(Host().kernel, ...).
+struct HostTables {
+  uint32_t abi_minor = 0;
+  const cfx_host_core_api* core = nullptr;
+  const cfx_host_registration_api* registration = nullptr;
+  const cfx_host_attr_api* attr = nullptr;
+  const cfx_host_shape_api* shape = nullptr;
+  const cfx_host_tensor_api* tensor = nullptr;
+  const cfx_host_kernel_api* kernel = nullptr;
+  const cfx_host_state_api* state = nullptr;
+  const cfx_host_gradient_api* gradient = nullptr;
+  const cfx_host_device_api* device = nullptr;
+  const cfx_host_transport_api* transport = nullptr;
+};
+
 namespace internal {
-inline const cfx_host_api*& HostSlot() {
-  static const cfx_host_api* host = nullptr;
-  return host;
+inline HostTables& HostSlot() {
+  static HostTables tables;
+  return tables;
+}
+
+template <typename T>
+T& EmptyTable() {
+  static T table{};
+  table.struct_size = sizeof(T);
+  return table;
+}
+
+// The tables of `host`: its own from minor 3 on. An older host has only the flat fields of its
+// minor, so the tables are made here over those (a field it lacks stays NULL: not provided).
+inline HostTables TablesOf(const cfx_host_api* host) {
+  if (host->abi_minor >= 3 && CFX_HAS_FIELD(host, cfx_host_api, transport))
+    return {host->abi_minor, host->core,   host->registration, host->attr,
+            host->shape,     host->tensor, host->kernel,       host->state,
+            host->gradient,  host->device, host->transport};
+  auto& core = EmptyTable<cfx_host_core_api>();
+  auto& registration = EmptyTable<cfx_host_registration_api>();
+  auto& attr = EmptyTable<cfx_host_attr_api>();
+  auto& shape = EmptyTable<cfx_host_shape_api>();
+  auto& tensor = EmptyTable<cfx_host_tensor_api>();
+  auto& kernel = EmptyTable<cfx_host_kernel_api>();
+  auto& state = EmptyTable<cfx_host_state_api>();
+  auto& gradient = EmptyTable<cfx_host_gradient_api>();
+  auto& device = EmptyTable<cfx_host_device_api>();
+  auto& transport = EmptyTable<cfx_host_transport_api>();
+#define CFX_SDK_FROM_FLAT(flat, table, field) \
+  table.field = CFX_HAS_FIELD(host, cfx_host_api, flat) ? host->flat : nullptr;
+  CFX_HOST_API_LEGACY_FIELDS(CFX_SDK_FROM_FLAT)
+#undef CFX_SDK_FROM_FLAT
+  return {host->abi_minor, &core,  &registration, &attr,   &shape,    &tensor,
+          &kernel,         &state, &gradient,     &device, &transport};
 }
 }  // namespace internal
 
-// The host function table; valid from the start of cfx_plugin_init until the plugin unloads.
-inline const cfx_host_api& Host() { return *internal::HostSlot(); }
+// The host's tables; valid from the start of cfx_plugin_init until the plugin unloads.
+inline const HostTables& Host() { return internal::HostSlot(); }
 
 template <typename... Args>
 std::string StrCat(const Args&... args) {
@@ -45,12 +93,12 @@ class [[nodiscard]] Status {
 
   // Copies this status into a host-made status object.
   void ExportTo(cfx_status* out) const {
-    if (!ok()) Host().status_set(out, code_, message_.c_str());
+    if (!ok()) Host().core->status_set(out, code_, message_.c_str());
   }
   // Reads a host-made status object.
   static Status From(const cfx_status* s) {
-    if (s == nullptr || Host().status_code(s) == CFX_OK) return Status();
-    return Status(Host().status_code(s), Host().status_message(s));
+    if (s == nullptr || Host().core->status_code(s) == CFX_OK) return Status();
+    return Status(Host().core->status_code(s), Host().core->status_message(s));
   }
 
  private:
@@ -82,8 +130,8 @@ Status ResourceExhausted(const Args&... args) {
 // A host status object owned by the caller (RAII over status_new/status_delete).
 class HostStatus {
  public:
-  HostStatus() : s_(Host().status_new()) {}
-  ~HostStatus() { Host().status_delete(s_); }
+  HostStatus() : s_(Host().core->status_new()) {}
+  ~HostStatus() { Host().core->status_delete(s_); }
   HostStatus(const HostStatus&) = delete;
   HostStatus& operator=(const HostStatus&) = delete;
   cfx_status* get() { return s_; }

@@ -140,17 +140,17 @@ class Tensor {
   explicit Tensor(const cfx_tensor* t) : t_(t) {}
   const cfx_tensor* handle() const { return t_; }
   bool valid() const { return t_ != nullptr; }
-  cfx_dtype dtype() const { return Host().tensor_dtype(t_); }
-  int rank() const { return Host().tensor_rank(t_); }
-  int64_t dim(int i) const { return Host().tensor_dim(t_, i); }
-  int64_t num_elements() const { return Host().tensor_num_elements(t_); }
-  size_t byte_size() const { return Host().tensor_byte_size(t_); }
+  cfx_dtype dtype() const { return Host().tensor->dtype(t_); }
+  int rank() const { return Host().tensor->rank(t_); }
+  int64_t dim(int i) const { return Host().tensor->dim(t_, i); }
+  int64_t num_elements() const { return Host().tensor->num_elements(t_); }
+  size_t byte_size() const { return Host().tensor->byte_size(t_); }
   Shape shape() const {
     Shape s(rank());
     for (int i = 0; i < static_cast<int>(s.size()); ++i) s[i] = dim(i);
     return s;
   }
-  void* raw_data() const { return Host().tensor_data(t_); }
+  void* raw_data() const { return Host().tensor->data(t_); }
   // Typed host pointer; T must match dtype() (checked by the caller's dispatch).
   template <typename T>
   T* data() const {
@@ -158,11 +158,11 @@ class Tensor {
   }
   std::string_view string(int64_t i) const {
     size_t n = 0;
-    const char* p = Host().tensor_string(t_, i, &n);
+    const char* p = Host().tensor->string(t_, i, &n);
     return std::string_view(p, n);
   }
   void set_string(int64_t i, std::string_view v) const {
-    Host().tensor_set_string(const_cast<cfx_tensor*>(t_), i, v.data(), v.size());
+    Host().tensor->set_string(const_cast<cfx_tensor*>(t_), i, v.data(), v.size());
   }
 
  private:
@@ -179,15 +179,15 @@ class TensorRef {
     r.t_ = t;
     return r;
   }
-  TensorRef(const TensorRef& o) : t_(o.t_ ? Host().tensor_share(o.t_) : nullptr) {}
+  TensorRef(const TensorRef& o) : t_(o.t_ ? Host().tensor->share(o.t_) : nullptr) {}
   // A new owned handle sharing the buffer of a borrowed view (keeps it alive past the call).
-  static TensorRef Share(Tensor t) { return Adopt(Host().tensor_share(t.handle())); }
+  static TensorRef Share(Tensor t) { return Adopt(Host().tensor->share(t.handle())); }
   TensorRef& operator=(TensorRef o) {
     std::swap(t_, o.t_);
     return *this;
   }
   ~TensorRef() {
-    if (t_) Host().tensor_release(t_);
+    if (t_) Host().tensor->release(t_);
   }
   Tensor view() const { return Tensor(t_); }
   cfx_tensor* handle() const { return t_; }
@@ -196,7 +196,7 @@ class TensorRef {
   static Result<TensorRef> NewHost(cfx_dtype dtype, const Shape& shape) {
     HostStatus s;
     cfx_tensor* t =
-        Host().tensor_new_host(dtype, shape.data(), static_cast<int>(shape.size()), s.get());
+        Host().tensor->new_host(dtype, shape.data(), static_cast<int>(shape.size()), s.get());
     if (t == nullptr) return s.ToStatus();
     return Adopt(t);
   }
@@ -217,37 +217,37 @@ class Attrs {
  public:
   explicit Attrs(const cfx_attrs* a) : a_(a) {}
   const cfx_attrs* handle() const { return a_; }
-  std::string node_name() const { return Host().attrs_node_name(a_); }
-  bool Has(const char* name) const { return Host().attr_exists(a_, name) != 0; }
+  std::string node_name() const { return Host().attr->node_name(a_); }
+  bool Has(const char* name) const { return Host().attr->exists(a_, name) != 0; }
 
-  Status Get(const char* name, int64_t* out) const { return Call(Host().attr_get_int, name, out); }
+  Status Get(const char* name, int64_t* out) const { return Call(Host().attr->get_int, name, out); }
   Status Get(const char* name, int32_t* out) const {
     int64_t v = 0;
     CFX_SDK_RETURN_IF_ERROR(Get(name, &v));
     *out = static_cast<int32_t>(v);
     return Status();
   }
-  Status Get(const char* name, float* out) const { return Call(Host().attr_get_float, name, out); }
+  Status Get(const char* name, float* out) const { return Call(Host().attr->get_float, name, out); }
   Status Get(const char* name, bool* out) const {
     uint8_t v = 0;
-    CFX_SDK_RETURN_IF_ERROR(Call(Host().attr_get_bool, name, &v));
+    CFX_SDK_RETURN_IF_ERROR(Call(Host().attr->get_bool, name, &v));
     *out = v != 0;
     return Status();
   }
   Status Get(const char* name, cfx_dtype* out) const {
-    return Call(Host().attr_get_type, name, out);
+    return Call(Host().attr->get_type, name, out);
   }
   Status Get(const char* name, std::string* out) const {
     const char* data = nullptr;
     size_t size = 0;
     HostStatus s;
-    Host().attr_get_string(a_, name, &data, &size, s.get());
+    Host().attr->get_string(a_, name, &data, &size, s.get());
     CFX_SDK_RETURN_IF_ERROR(s.ToStatus());
     out->assign(data, size);
     return Status();
   }
   Status Get(const char* name, std::vector<int64_t>* out) const {
-    return GetList(Host().attr_get_int_list, name, out);
+    return GetList(Host().attr->get_int_list, name, out);
   }
   Status Get(const char* name, std::vector<int32_t>* out) const {
     std::vector<int64_t> v;
@@ -256,17 +256,17 @@ class Attrs {
     return Status();
   }
   Status Get(const char* name, std::vector<float>* out) const {
-    return GetList(Host().attr_get_float_list, name, out);
+    return GetList(Host().attr->get_float_list, name, out);
   }
   Status Get(const char* name, std::vector<cfx_dtype>* out) const {
-    return GetList(Host().attr_get_type_list, name, out);
+    return GetList(Host().attr->get_type_list, name, out);
   }
   Status Get(const char* name, PartialShape* out) const {
     constexpr int kMaxRank = 64;
     int64_t dims[kMaxRank];
     int rank = 0;
     HostStatus s;
-    Host().attr_get_shape(a_, name, dims, kMaxRank, &rank, s.get());
+    Host().attr->get_shape(a_, name, dims, kMaxRank, &rank, s.get());
     CFX_SDK_RETURN_IF_ERROR(s.ToStatus());
     out->unknown_rank = rank < 0;
     out->dims.assign(dims, dims + (rank < 0 ? 0 : rank));
@@ -274,7 +274,7 @@ class Attrs {
   }
   Status Get(const char* name, TensorRef* out) const {
     HostStatus s;
-    cfx_tensor* t = Host().attr_get_tensor(a_, name, s.get());
+    cfx_tensor* t = Host().attr->get_tensor(a_, name, s.get());
     CFX_SDK_RETURN_IF_ERROR(s.ToStatus());
     *out = TensorRef::Adopt(t);
     return Status();
@@ -300,7 +300,7 @@ class Attrs {
   Status GetList(Fn fn, const char* name, std::vector<T>* out) const {
     int64_t n = 0;
     HostStatus s;
-    Host().attr_get_list_size(a_, name, &n, s.get());
+    Host().attr->get_list_size(a_, name, &n, s.get());
     CFX_SDK_RETURN_IF_ERROR(s.ToStatus());
     out->resize(static_cast<size_t>(n));
     fn(a_, name, out->data(), n, s.get());

@@ -1,39 +1,12 @@
-// The gradient part of the host function table (ABI minor 2): registration and the grad_*
-// functions, which forward to a GradBuilderBackend.
+// The gradient table of the host API (cfx_host_gradient_api): the context of one gradient-
+// function call, which forwards to a GradBuilderBackend; and the call itself.
 #include <memory>
 
 #include "plugin/abi_types.h"
-#include "plugin/gradient_abi.h"
+#include "plugin/host_api_tables.h"
 
 namespace cfx::internal {
 namespace {
-
-void Fail(cfx_status* s, const Status& e) {
-  if (s != nullptr) s->status = e;
-}
-
-void RegisterGradient(cfx_registrar* r, const char* op, cfx_gradient_fn fn, void* user_data,
-                      cfx_status* s) {
-  auto error = [&](const Status& e) {
-    if (r->first_error.ok()) r->first_error = e;
-    Fail(s, e);
-  };
-  const std::string name = op != nullptr ? op : "";
-  if (name.empty() || fn == nullptr)
-    return error(errors::InvalidArgument("plugin ", r->plugin,
-                                         ": a gradient needs an op name and a function"));
-  if (r->gradients != nullptr) {
-    auto it = r->gradients->find(name);
-    if (it != r->gradients->end())
-      return error(errors::AlreadyExists("plugin ", r->plugin, ": a gradient for op ", name,
-                                         " is already registered by ", it->second.plugin));
-  }
-  for (const auto& [staged, g] : r->staged_gradients)
-    if (staged == name)
-      return error(errors::AlreadyExists("plugin ", r->plugin, " registers the gradient of op ",
-                                         name, " twice"));
-  r->staged_gradients.emplace_back(name, PluginGradient{fn, user_data, r->plugin});
-}
 
 int NumInputs(const cfx_grad_context* g) { return g->backend->num_inputs(); }
 int NumOutputs(const cfx_grad_context* g) { return g->backend->num_outputs(); }
@@ -64,7 +37,9 @@ void NodeInputList(cfx_grad_node* n, const int64_t* t, int count) {
   n->request.inputs.emplace_back(t, t + std::max(count, 0));
   n->request.is_list.push_back(true);
 }
-void AttrInt(cfx_grad_node* n, const char* k, int64_t v) { n->request.attrs[k] = AttrValue::Int(v); }
+void AttrInt(cfx_grad_node* n, const char* k, int64_t v) {
+  n->request.attrs[k] = AttrValue::Int(v);
+}
 void AttrFloat(cfx_grad_node* n, const char* k, float v) {
   n->request.attrs[k] = AttrValue::Float(v);
 }
@@ -97,7 +72,7 @@ int64_t NodeFinish(cfx_grad_node* n, cfx_status* s) {
   std::unique_ptr<cfx_grad_node> owned(n);
   auto handle = n->g->backend->AddNode(n->request);
   if (!handle.ok()) {
-    Fail(s, handle.status());
+    SetError(s, handle.status());
     if (n->g->error.ok()) n->g->error = handle.status();
     return -1;
   }
@@ -115,7 +90,7 @@ void SetInputGrad(cfx_grad_context* g, int i, int64_t t) {
 int64_t Scalar(cfx_grad_context* g, cfx_dtype dtype, double value, cfx_status* s) {
   auto h = g->backend->AddScalar(static_cast<DataType>(dtype), value);
   if (!h.ok()) {
-    Fail(s, h.status());
+    SetError(s, h.status());
     if (g->error.ok()) g->error = h.status();
     return -1;
   }
@@ -124,28 +99,29 @@ int64_t Scalar(cfx_grad_context* g, cfx_dtype dtype, double value, cfx_status* s
 
 }  // namespace
 
-void AddGradientFunctions(cfx_host_api* h) {
-  h->register_gradient = RegisterGradient;
-  h->grad_num_inputs = NumInputs;
-  h->grad_num_outputs = NumOutputs;
-  h->grad_input = Input;
-  h->grad_output = Output;
-  h->grad_output_grad = OutputGrad;
-  h->grad_attrs = Attrs;
-  h->grad_tensor_dtype = TensorDType;
-  h->grad_node_new = NodeNew;
-  h->grad_node_input = NodeInput;
-  h->grad_node_input_list = NodeInputList;
-  h->grad_node_attr_int = AttrInt;
-  h->grad_node_attr_float = AttrFloat;
-  h->grad_node_attr_bool = AttrBool;
-  h->grad_node_attr_type = AttrType;
-  h->grad_node_attr_string = AttrString;
-  h->grad_node_attr_int_list = AttrIntList;
-  h->grad_node_copy_attr = CopyAttr;
-  h->grad_node_finish = NodeFinish;
-  h->grad_set_input_grad = SetInputGrad;
-  h->grad_scalar = Scalar;
+const cfx_host_gradient_api* HostGradientApi() {
+  return StaticTable<cfx_host_gradient_api>([](cfx_host_gradient_api* a) {
+    a->num_inputs = NumInputs;
+    a->num_outputs = NumOutputs;
+    a->input = Input;
+    a->output = Output;
+    a->output_grad = OutputGrad;
+    a->attrs = Attrs;
+    a->tensor_dtype = TensorDType;
+    a->node_new = NodeNew;
+    a->node_input = NodeInput;
+    a->node_input_list = NodeInputList;
+    a->node_attr_int = AttrInt;
+    a->node_attr_float = AttrFloat;
+    a->node_attr_bool = AttrBool;
+    a->node_attr_type = AttrType;
+    a->node_attr_string = AttrString;
+    a->node_attr_int_list = AttrIntList;
+    a->node_copy_attr = CopyAttr;
+    a->node_finish = NodeFinish;
+    a->set_input_grad = SetInputGrad;
+    a->scalar = Scalar;
+  });
 }
 
 Status CallPluginGradient(const PluginGradient& g, GradBuilderBackend* backend) {

@@ -1,0 +1,144 @@
+// The kernel table of the host API (cfx_host_kernel_api): one kernel call's inputs, outputs,
+// temporaries and error. A cfx_kernel_context* is the runtime's KernelContext*.
+#include <algorithm>
+
+#include "plugin/abi_types.h"
+#include "plugin/host_api_tables.h"
+#include "runtime/kernel_context.h"
+
+namespace cfx::internal {
+
+bool CheckOutputIndex(const KernelContext* c, int i, cfx_status* s) {
+  if (i >= 0 && i < static_cast<int>(c->outputs.size())) return true;
+  SetError(s, errors::Internal("kernel of node ", *c->node_name, " used output index ", i,
+                               "; the node has ", c->outputs.size(), " outputs"));
+  return false;
+}
+
+namespace {
+
+int CtxNumInputs(const KernelContext* c) { return c->num_inputs; }
+int CtxNumOutputs(const KernelContext* c) { return static_cast<int>(c->outputs.size()); }
+const cfx_tensor* CtxInput(const KernelContext* c, int i) {
+  if (i < 0 || i >= c->num_inputs) return nullptr;
+  return ToHandle(&c->inputs[i]);
+}
+cfx_dtype CtxOutputDType(const KernelContext* c, int i) {
+  if (i < 0 || i >= static_cast<int>(c->output_types->size())) return CFX_INVALID;
+  return static_cast<cfx_dtype>(BaseType((*c->output_types)[i]));
+}
+
+Allocator* OutputAllocator(const KernelContext* c, int i) {
+  bool host = c->host_memory_outputs != nullptr && (*c->host_memory_outputs)[i];
+  return host ? c->device->host_allocator() : c->device->allocator();
+}
+
+cfx_tensor* AllocateWith(Allocator* alloc, cfx_dtype dtype, const int64_t* dims, int rank,
+                         Tensor* out, cfx_status* s) {
+  auto shape = TensorShape::Make(std::vector<int64_t>(dims, dims + std::max(rank, 0)));
+  if (!shape.ok()) {
+    SetError(s, shape.status());
+    return nullptr;
+  }
+  auto t = Tensor::Allocate(alloc, static_cast<DataType>(dtype), *shape);
+  if (!t.ok()) {
+    SetError(s, t.status());
+    return nullptr;
+  }
+  *out = std::move(t).value();
+  return ToHandle(out);
+}
+
+cfx_tensor* CtxAllocateOutput(KernelContext* c, int i, const int64_t* dims, int rank,
+                              cfx_status* s) {
+  if (!CheckOutputIndex(c, i, s)) return nullptr;
+  cfx_tensor* t =
+      AllocateWith(OutputAllocator(c, i), CtxOutputDType(c, i), dims, rank, &c->outputs[i], s);
+  if (t) c->output_set[i] = true;
+  return t;
+}
+
+void CtxSetOutput(KernelContext* c, int i, const cfx_tensor* t, cfx_status* s) {
+  if (!CheckOutputIndex(c, i, s)) return;
+  const Tensor* x = FromHandle(t);
+  if (x->dtype() != static_cast<DataType>(CtxOutputDType(c, i)))
+    return SetError(s,
+                    errors::Internal("kernel of node ", *c->node_name, " set output ", i, " to a ",
+                                     DataTypeString(x->dtype()), " tensor; expected ",
+                                     DataTypeString(static_cast<DataType>(CtxOutputDType(c, i)))));
+  c->outputs[i] = *x;
+  c->output_set[i] = true;
+}
+
+void CtxSetOutputReshaped(KernelContext* c, int i, const cfx_tensor* t, const int64_t* dims,
+                          int rank, cfx_status* s) {
+  if (!CheckOutputIndex(c, i, s)) return;
+  auto shape = TensorShape::Make(std::vector<int64_t>(dims, dims + std::max(rank, 0)));
+  if (!shape.ok()) return SetError(s, shape.status());
+  const Tensor* x = FromHandle(t);
+  if (x->dtype() != static_cast<DataType>(CtxOutputDType(c, i)))
+    return SetError(s, errors::Internal("kernel of node ", *c->node_name, " set output ", i,
+                                        " to a ", DataTypeString(x->dtype()), " tensor"));
+  auto reshaped = x->Reshaped(*shape);
+  if (!reshaped.ok()) return SetError(s, reshaped.status());
+  c->outputs[i] = std::move(reshaped).value();
+  c->output_set[i] = true;
+}
+
+cfx_tensor* CtxForwardOrAllocate(KernelContext* c, const int* candidates, int n, int out_index,
+                                 const int64_t* dims, int rank, cfx_status* s) {
+  if (!CheckOutputIndex(c, out_index, s)) return nullptr;
+  int64_t elements = 1;
+  for (int d = 0; d < rank; ++d) elements *= dims[d];
+  for (int k = 0; k < n; ++k) {
+    int in = candidates[k];
+    if (in < 0 || in >= c->num_inputs) continue;
+    Tensor& x = c->inputs[in];
+    if (x.RefCountIsOne() && x.dtype() == static_cast<DataType>(CtxOutputDType(c, out_index)) &&
+        x.num_elements() == elements && x.buffer()->allocator() == OutputAllocator(c, out_index)) {
+      auto reshaped = x.Reshaped(TensorShape(std::vector<int64_t>(dims, dims + rank)));
+      if (!reshaped.ok()) continue;
+      c->outputs[out_index] = std::move(reshaped).value();
+      c->output_set[out_index] = true;
+      return ToHandle(&c->outputs[out_index]);
+    }
+  }
+  return CtxAllocateOutput(c, out_index, dims, rank, s);
+}
+
+cfx_tensor* CtxAllocateTemp(KernelContext* c, cfx_dtype dtype, const int64_t* dims, int rank,
+                            cfx_status* s) {
+  auto* holder = new Tensor();
+  if (AllocateWith(c->device->allocator(), dtype, dims, rank, holder, s) == nullptr) {
+    delete holder;
+    return nullptr;
+  }
+  return ToHandle(holder);
+}
+
+void CtxSetError(KernelContext* c, cfx_code code, const char* message) {
+  if (c->status.ok())
+    c->status =
+        Status(code == CFX_OK ? Code::kUnknown : static_cast<Code>(code), message ? message : "");
+}
+const char* CtxNodeName(const KernelContext* c) { return c->node_name->c_str(); }
+
+}  // namespace
+
+const cfx_host_kernel_api* HostKernelApi() {
+  return StaticTable<cfx_host_kernel_api>([](cfx_host_kernel_api* a) {
+    a->num_inputs = OnContext<CtxNumInputs>::Call;
+    a->num_outputs = OnContext<CtxNumOutputs>::Call;
+    a->input = OnContext<CtxInput>::Call;
+    a->output_dtype = OnContext<CtxOutputDType>::Call;
+    a->allocate_output = OnContext<CtxAllocateOutput>::Call;
+    a->set_output = OnContext<CtxSetOutput>::Call;
+    a->forward_or_allocate = OnContext<CtxForwardOrAllocate>::Call;
+    a->allocate_temp = OnContext<CtxAllocateTemp>::Call;
+    a->set_error = OnContext<CtxSetError>::Call;
+    a->node_name = OnContext<CtxNodeName>::Call;
+    a->set_output_reshaped = OnContext<CtxSetOutputReshaped>::Call;
+  });
+}
+
+}  // namespace cfx::internal

@@ -1,0 +1,73 @@
+// Reading the structs a plugin fills (cfx_plugin_info, cfx_device_type_desc, cfx_device_funcs).
+//
+// A plugin built against an older header hands the host a smaller struct: every field appended
+// after the plugin's release lies past its end. So the host checks each such struct once, when it
+// first sees it (CheckStructSize: at least the size of the first ABI release that had the struct,
+// else a load error naming the plugin, the struct and both sizes), reads the fields of that first
+// release directly, and reads every field appended later only through FieldOr, which compares the
+// field's end with the struct's struct_size. Stateless; thread-safe.
+#ifndef CONFLUX_CORE_SRC_PLUGIN_PLUGIN_STRUCT_H_
+#define CONFLUX_CORE_SRC_PLUGIN_PLUGIN_STRUCT_H_
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "conflux/plugin_api.h"
+#include "conflux/status.h"
+
+namespace cfx::internal {
+
+// Each plugin-filled struct's name and its size in the first ABI release that had it (the end of
+// its last field there). These numbers never change: a field appended later is read with FieldOr.
+template <typename T>
+struct PluginStruct;
+template <>
+struct PluginStruct<cfx_plugin_info> {
+  static constexpr const char* kName = "cfx_plugin_info";
+  static constexpr const char* kRelease = "1.0";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_plugin_info, shutdown) + sizeof(cfx_plugin_info::shutdown);
+};
+template <>
+struct PluginStruct<cfx_device_type_desc> {
+  static constexpr const char* kName = "cfx_device_type_desc";
+  static constexpr const char* kRelease = "1.0";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_device_type_desc, funcs) + sizeof(cfx_device_type_desc::funcs);
+};
+template <>
+struct PluginStruct<cfx_device_funcs> {
+  static constexpr const char* kName = "cfx_device_funcs";
+  static constexpr const char* kRelease = "1.0";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_device_funcs, describe) + sizeof(cfx_device_funcs::describe);
+};
+
+// OK when `s` holds at least the fields of the first release of T; otherwise InvalidArgument
+// "<owner>: <struct> has struct_size N, smaller than the M bytes it has had since ABI 1.0".
+template <typename T>
+Status CheckStructSize(const T* s, const std::string& owner) {
+  using Info = PluginStruct<T>;
+  if (s->struct_size >= Info::kFirstSize) return Status();
+  return errors::InvalidArgument(owner, ": ", Info::kName, " has struct_size ", s->struct_size,
+                                 ", smaller than the ", Info::kFirstSize,
+                                 " bytes it has had since ABI ", Info::kRelease,
+                                 " (set struct_size = sizeof(", Info::kName, "))");
+}
+
+// `s->*field` when the struct the plugin filled is large enough to hold it, else `fallback` (for
+// a function pointer, nullptr: "not provided"). Works for any struct that starts with
+// struct_size.
+template <typename T, typename F>
+F FieldOr(const T* s, F T::*field, std::type_identity_t<F> fallback) {
+  static const T probe{};
+  const size_t end = static_cast<size_t>(reinterpret_cast<const char*>(&(probe.*field)) -
+                                         reinterpret_cast<const char*>(&probe)) +
+                     sizeof(F);
+  return s->struct_size >= end ? s->*field : fallback;
+}
+
+}  // namespace cfx::internal
+
+#endif  // CONFLUX_CORE_SRC_PLUGIN_PLUGIN_STRUCT_H_
