@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds session_test (executor, rendezvous, session), control_flow_test (loops, conditionals,
-# TensorArrays and stacks under parallel iterations) and runtime_test (the rendezvous,
-# cancellation, thread pool and resource manager on their own, from many threads) with
-# ThreadSanitizer and runs them.
+# TensorArrays and stacks under parallel iterations), runtime_test (the rendezvous,
+# cancellation, thread pool and resource manager on their own, from many threads) and
+# async_test (a device with streams: pipelined kernels, ready events, stream-ordered frees,
+# concurrent steps) with ThreadSanitizer and runs them.
 #
 #   cmake/tsan-check.sh [gtest flags...]       e.g. --gtest_filter='RandomDag*' (session_test)
 #
@@ -21,7 +22,8 @@ jobs="${CONFLUX_JOBS:-$(nproc)}"
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCONFLUX_SANITIZE=thread -DCONFLUX_BUILD_BENCH=OFF -DCONFLUX_WITH_CUDA=OFF
-cmake --build "$build" -j "$jobs" --target session_test control_flow_test runtime_test conflux_cpu
+cmake --build "$build" -j "$jobs" --target session_test control_flow_test runtime_test async_test \
+  conflux_cpu conflux_async_device
 
 export OMP_NUM_THREADS=1
 export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
@@ -29,4 +31,6 @@ export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 second_d
 "$build/bin/control_flow_test" \
   --gtest_filter='ControlFlowExecutor*:*RandomLoops*:TensorArray*:Stack*:WhileLoop*:Functional*'
 "$build/bin/runtime_test"
-echo "tsan-check: session_test, control_flow_test and runtime_test are clean under ThreadSanitizer"
+"$build/bin/async_test"
+echo "tsan-check: session_test, control_flow_test, runtime_test and async_test are clean under" \
+  "ThreadSanitizer"
