@@ -6,6 +6,9 @@
 //                            1 = OPENCL (the plugin's tiled kernel)
 //   BM_CopyToDevice/<bytes>, BM_CopyToHost/<bytes>   host<->device copy bandwidth, GB/s
 //   BM_Launch/<device>       a one-element Neg: the fixed cost of one kernel, µs
+//   BM_Chain/<device>        a Session step running a chain of 64 one-element Negs and
+//                            fetching the last: µs per kernel, the executor's launch overhead
+//                            (on OPENCL, how soon a kernel's successor is enqueued)
 //
 // Skips everything (and says so) when no OpenCL device is present. Run:
 //   opencl_bench --benchmark_min_time=0.2
@@ -18,6 +21,7 @@
 #include "conflux/config.h"
 #include "conflux/kernel_runner.h"
 #include "conflux/runtime.h"
+#include "conflux/session.h"
 
 namespace {
 
@@ -94,6 +98,40 @@ void BM_Launch(benchmark::State& state) {
   state.SetLabel(device->type());
 }
 
+void BM_Chain(benchmark::State& state) {
+  cfx::Device* device = g_devices[state.range(0)];
+  constexpr int kChain = 64;
+  cfx::GraphDef g;
+  cfx::NodeDef x;
+  x.name = "x";
+  x.op = "Placeholder";
+  x.attr["dtype"] = cfx::AttrValue::Type(cfx::DT_FLOAT);
+  g.node.push_back(x);
+  std::string prev = "x";
+  for (int i = 0; i < kChain; ++i) {
+    cfx::NodeDef n;
+    n.name = "neg" + std::to_string(i);
+    n.op = "Neg";
+    n.input = {prev};
+    n.device = device->full_name();
+    n.attr["T"] = cfx::AttrValue::Type(cfx::DT_FLOAT);
+    g.node.push_back(n);
+    prev = n.name;
+  }
+  auto session = cfx::Session::Create(g_runtime, g);
+  if (!session.ok()) return state.SkipWithError(session.status().ToString().c_str());
+  const cfx::Tensor input = HostMatrix(1, 1, 5);
+  std::vector<cfx::Tensor> out;
+  for (auto _ : state) {
+    cfx::Status s = (*session)->Run({{"x:0", input}}, {prev + ":0"}, {}, &out);
+    if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+  }
+  state.counters["us_per_kernel"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kChain / 1e6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.SetLabel(device->type());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,6 +166,8 @@ int main(int argc, char** argv) {
   }
   for (int d = 0; d < 2; ++d)
     benchmark::RegisterBenchmark("BM_Launch", BM_Launch)->Arg(d)->UseRealTime();
+  for (int d = 0; d < 2; ++d)
+    benchmark::RegisterBenchmark("BM_Chain", BM_Chain)->Arg(d)->UseRealTime();
   benchmark::RunSpecifiedBenchmarks();
   return 0;
 }
