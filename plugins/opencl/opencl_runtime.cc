@@ -158,7 +158,19 @@ sdk::Status WhenComplete(cfx_device* dev, cl_command_queue queue,
 
 sdk::Status CompleteAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
   cfx_device* dev = ctx.device();
-  return WhenComplete(dev, Queue(dev, ctx.stream()), [done](const sdk::Status& s) { done(s); });
+  cl_command_queue queue = Queue(dev, ctx.stream());
+  if (ctx.stream() != nullptr) {
+    // The host's compute stream: it orders every later kernel of the device behind this one,
+    // and whatever reads the results elsewhere waits for an event recorded on it. So the kernel
+    // is done once enqueued; its successors do not wait for a completion callback. (An error
+    // of the running kernel surfaces at the next wait on the queue.)
+    cl_int err = clFlush(queue);
+    if (err != CL_SUCCESS) return ClError(err, dev->name, "clFlush");
+    done();
+    return sdk::Status();
+  }
+  // The default queue (a host that gives no stream): done once the work has completed.
+  return WhenComplete(dev, queue, [done](const sdk::Status& s) { done(s); });
 }
 
 sdk::Status FillBuffer(sdk::KernelContext& ctx, cl_mem mem, const void* pattern,

@@ -15,7 +15,7 @@
 //                                   GetKernel(ctx.device(), kMySource, "my_kernel_float"));
 //          CFX_SDK_RETURN_IF_ERROR(
 //              Enqueue(ctx, k, Elementwise1D(ctx.device(), n), {Mem(out), Mem(in), int32_t(n)}));
-//          return CompleteAsync(ctx, done);                        // done runs once it finished
+//          return CompleteAsync(ctx, done);    // done once enqueued on the host's compute stream
 //        }
 //      Elementwise1D rounds the global size up to whole work-groups of a fixed size, so the
 //      kernel checks `if (i >= n) return;` (PoCL compiles a kernel once per work-group size:
