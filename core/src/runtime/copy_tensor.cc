@@ -40,15 +40,24 @@ void CopyBytes(Step step, const Device* device, const Tensor& from, const Tensor
   }
 }
 
+// True when `t` is readable where it goes as it is (CopyTensor shares its buffer).
+bool Shareable(const Device* src, const Device* dst, const Tensor& t,
+               const CopyTensorOptions& options) {
+  if (t.buffer() == nullptr) return true;
+  if (options.new_buffer) return false;
+  const bool src_host = t.buffer()->allocator()->host_addressable();
+  const bool dst_host = dst == nullptr || dst->host_addressable() || t.dtype() == DT_STRING ||
+                        t.dtype() == DT_RESOURCE;
+  return src_host ? dst_host : (src != nullptr ? src : DeviceOf(t)) == dst;
+}
+
 void Copy(const Device* src, const Device* dst, const Tensor& t, const CopyTensorOptions& options,
           bool blocking, CopyTensorDone done) {
-  if (t.buffer() == nullptr) return done(Status(), t);
+  if (Shareable(src, dst, t, options)) return done(Status(), t);
   if (src == nullptr) src = DeviceOf(t);
   const bool src_host = t.buffer()->allocator()->host_addressable();
   const bool host_only = t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE;
   const bool dst_host = dst == nullptr || dst->host_addressable() || host_only;
-  if (!options.new_buffer && ((src_host && dst_host) || (!src_host && src == dst)))
-    return done(Status(), t);
   auto fail = [src, dst, t, done](const Status& s) {
     done(s.WithPrefix("copying a " + DataTypeString(t.dtype()) + " " + t.shape().ToString() +
                       " tensor from " + Where(src) + " to " + Where(dst) + ": "),
@@ -90,15 +99,15 @@ void CopyTensor(const Device* src, const Device* dst, const Tensor& t,
 
 StatusOr<Tensor> CopyTensorSync(const Device* src, const Device* dst, const Tensor& t,
                                 const CopyTensorOptions& options) {
-  StatusOr<Tensor> result = errors::Internal("CopyTensor did not call done");
+  if (Shareable(src, dst, t, options)) return t;  // the common case, without a callback
   // Every step blocks on this thread: `done` has run when Copy returns.
+  Status status;
+  Tensor result;
   Copy(src, dst, t, options, /*blocking=*/true, [&](const Status& s, Tensor copy) {
-    if (s.ok()) {
-      result = std::move(copy);
-    } else {
-      result = s;
-    }
+    status = s;
+    result = std::move(copy);
   });
+  if (!status.ok()) return status;
   return result;
 }
 
