@@ -138,11 +138,17 @@ void CopyDeviceToDevice(cfx_device* dev, cfx_stream* stream, void* dst, size_t d
 
 // ---- Streams --------------------------------------------------------------------------------
 
-cfx_stream* StreamCreate(cfx_device*, cfx_status* status) noexcept try {
-  return new cfx_stream;
+// A new T, or NULL with the error in `status`.
+template <typename T>
+T* New(const char* what, cfx_status* status) noexcept try {
+  return new T;
 } catch (...) {
-  FromException("stream_create").ExportTo(status);
+  FromException(what).ExportTo(status);
   return nullptr;
+}
+
+cfx_stream* StreamCreate(cfx_device*, cfx_status* status) noexcept {
+  return New<cfx_stream>("stream_create", status);
 }
 
 // Runs what is still queued, then stops the stream's thread.
@@ -167,11 +173,8 @@ void StreamThen(cfx_device* dev, cfx_stream* stream, cfx_stream_callback_fn call
 
 // ---- Events ---------------------------------------------------------------------------------
 
-cfx_event* EventCreate(cfx_device*, cfx_status* status) noexcept try {
-  return new cfx_event;
-} catch (...) {
-  FromException("event_create").ExportTo(status);
-  return nullptr;
+cfx_event* EventCreate(cfx_device*, cfx_status* status) noexcept {
+  return New<cfx_event>("event_create", status);
 }
 
 // Queued work that completes or waits for the event holds its own reference (see Event).
