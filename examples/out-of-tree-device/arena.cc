@@ -2,6 +2,7 @@
 #include "arena.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <iterator>
 
@@ -65,9 +66,11 @@ void Arena::Free(void* ptr, size_t bytes) {
 }
 
 bool Arena::Contains(const void* ptr, size_t offset, size_t bytes) const {
-  const std::byte* p = static_cast<const std::byte*>(ptr);
-  if (p < base_.get() || p > base_.get() + capacity_) return false;
-  const size_t start = static_cast<size_t>(p - base_.get());
+  // As integers: `ptr` may point anywhere, and only pointers into one object compare with <.
+  const auto p = reinterpret_cast<std::uintptr_t>(ptr);
+  const auto base = reinterpret_cast<std::uintptr_t>(base_.get());
+  if (p < base || p - base > capacity_) return false;
+  const size_t start = p - base;
   return offset <= capacity_ - start && bytes <= capacity_ - start - offset;
 }
 
