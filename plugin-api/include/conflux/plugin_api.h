@@ -177,9 +177,13 @@ typedef struct cfx_device_funcs {
   cfx_stream* (*stream_create)(cfx_device* dev, cfx_status* status);
   void (*stream_destroy)(cfx_device* dev, cfx_stream* stream);
   void (*stream_synchronize)(cfx_device* dev, cfx_stream* stream, cfx_status* status);
-  /* Runs cb(arg, status) once all work enqueued on `stream` before this call has completed. */
+  /* Runs cb(arg, status) once all work enqueued on `stream` before this call has completed, on a
+   * thread of the plugin's that no stream's progress depends on: the callback may enqueue work
+   * and wait for any stream (stream_synchronize), and may run for a while. */
   void (*stream_then)(cfx_device* dev, cfx_stream* stream, cfx_stream_callback_fn cb, void* arg);
   cfx_event* (*event_create)(cfx_device* dev, cfx_status* status);
+  /* May be called while a stream still waits for the event (stream_wait_event): the plugin keeps
+   * what that wait needs, as CUDA and OpenCL do. */
   void (*event_destroy)(cfx_device* dev, cfx_event* event);
   void (*event_record)(cfx_device* dev, cfx_event* event, cfx_stream* stream, cfx_status* status);
   /* 1 when complete, 0 when pending. */
