@@ -195,7 +195,7 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(sizeof(cfx_host_attr_api), (1 + 13) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_shape_api), (1 + 7) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_tensor_api), (1 + 11) * kPtr);
-  EXPECT_EQ(sizeof(cfx_host_kernel_api), (1 + 11) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_kernel_api), (1 + 16) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_state_api), (1 + 12) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_gradient_api), (1 + 20) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_device_api), (1 + 3) * kPtr);
@@ -207,6 +207,11 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(offsetof(cfx_host_tensor_api, new_host), 11 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_kernel_api, set_output_reshaped), 7 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_kernel_api, node_name), 11 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, step_id), 12 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, frame_id), 13 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, iteration), 14 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, register_cancellation), 15 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, deregister_cancellation), 16 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_state_api, variable_release), 12 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_gradient_api, scalar), 20 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_device_api, parallel_for), 3 * kPtr);
@@ -224,6 +229,8 @@ TEST(AbiLayout, Versions) {
   EXPECT_EQ(CFX_UINT64, 23);
   EXPECT_EQ(CFX_INVALID_ARGUMENT, 3);
   EXPECT_EQ(CFX_UNAUTHENTICATED, 16);
+  EXPECT_EQ(sizeof(cfx_cancel_token), 8u);
+  EXPECT_EQ(CFX_INVALID_CANCEL_TOKEN, -1);
 }
 
 }  // namespace

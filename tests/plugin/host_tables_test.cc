@@ -65,6 +65,8 @@ TEST(HostTables, SdkReadsAnOlderHostThroughTheFlatFields) {
   EXPECT_EQ(old.device->parallel_for, h->device->parallel_for);
   EXPECT_EQ(old.registration->register_gradient, nullptr);
   EXPECT_EQ(old.gradient->node_new, nullptr);
+  EXPECT_EQ(old.kernel->step_id, nullptr);  // no flat field: appended to the table in minor 3
+  EXPECT_EQ(old.kernel->register_cancellation, nullptr);
   ASSERT_NE(old.transport, nullptr);
   EXPECT_EQ(old.transport->struct_size, sizeof(cfx_host_transport_api));
 }

@@ -1,5 +1,6 @@
-// Definitions of the opaque handles of the plugin ABI on the host side. Only plugin/, the ABI
-// adapters, includes this file.
+// Definitions of the opaque handles of the plugin ABI on the host side. Included by plugin/ (the
+// ABI adapters), by session/runtime.cc, which creates plugin devices (a cfx_status from
+// create_device), and by tests of the ABI; nothing below plugin/ in the layer order.
 //
 // cfx_tensor and cfx_kernel_context are not defined: a tensor handle is a cfx::Tensor* and a
 // kernel-context handle a cfx::KernelContext* (see ToHandle / FromHandle).

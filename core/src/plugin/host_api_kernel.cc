@@ -1,10 +1,12 @@
 // The kernel table of the host API (cfx_host_kernel_api): one kernel call's inputs, outputs,
-// temporaries and error. A cfx_kernel_context* is the runtime's KernelContext*.
+// temporaries and error, where it runs (step, frame, iteration) and its step's cancellation. A
+// cfx_kernel_context* is the runtime's KernelContext*.
 #include <algorithm>
 
 #include "plugin/abi_types.h"
 #include "plugin/host_api_tables.h"
 #include "runtime/kernel_context.h"
+#include "runtime/step.h"
 
 namespace cfx::internal {
 
@@ -123,6 +125,35 @@ void CtxSetError(KernelContext* c, cfx_code code, const char* message) {
 }
 const char* CtxNodeName(const KernelContext* c) { return c->node_name->c_str(); }
 
+int64_t CtxStepId(const KernelContext* c) { return c->step != nullptr ? c->step->step_id : 0; }
+int64_t CtxFrameId(const KernelContext* c) { return c->frame_id; }
+int64_t CtxIteration(const KernelContext* c) { return c->iteration; }
+
+// Null when nothing can cancel the call (it runs alone, outside a step).
+CancellationManager* CancellationOf(const KernelContext* c) {
+  return c->step != nullptr ? c->step->cancellation : nullptr;
+}
+
+// What register_cancellation returns outside a step: valid, and never called back.
+constexpr cfx_cancel_token kNeverCancelled = 0;
+
+cfx_cancel_token CtxRegisterCancellation(KernelContext* c, cfx_cancel_fn cb, void* arg) {
+  CancellationManager* cm = CancellationOf(c);
+  if (cm == nullptr) return kNeverCancelled;
+  CancellationManager::Token t = cm->Register([cb, arg](const Status& s) {
+    cfx_status why{s};
+    if (cb != nullptr) cb(arg, &why);
+  });
+  return t == CancellationManager::kInvalidToken ? CFX_INVALID_CANCEL_TOKEN : t;
+}
+
+int CtxDeregisterCancellation(KernelContext* c, cfx_cancel_token token) {
+  CancellationManager* cm = CancellationOf(c);
+  if (cm == nullptr) return 1;
+  if (token < 0) return 0;
+  return cm->Deregister(token) ? 1 : 0;
+}
+
 }  // namespace
 
 const cfx_host_kernel_api* HostKernelApi() {
@@ -138,6 +169,11 @@ const cfx_host_kernel_api* HostKernelApi() {
     a->set_error = OnContext<CtxSetError>::Call;
     a->node_name = OnContext<CtxNodeName>::Call;
     a->set_output_reshaped = OnContext<CtxSetOutputReshaped>::Call;
+    a->step_id = OnContext<CtxStepId>::Call;
+    a->frame_id = OnContext<CtxFrameId>::Call;
+    a->iteration = OnContext<CtxIteration>::Call;
+    a->register_cancellation = OnContext<CtxRegisterCancellation>::Call;
+    a->deregister_cancellation = OnContext<CtxDeregisterCancellation>::Call;
   });
 }
 

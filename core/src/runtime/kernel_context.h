@@ -32,7 +32,7 @@ class KernelContext {
   KernelContext() = default;
   KernelContext(const KernelContext&) = delete;
   KernelContext& operator=(const KernelContext&) = delete;
-  ~KernelContext() { ReleaseTemps(); }
+  ~KernelContext() = default;
 
   int num_outputs() const { return static_cast<int>(outputs.size()); }
   // Input i, owned by the caller for the call; a kernel may move from it to forward its buffer.
@@ -64,11 +64,6 @@ class KernelContext {
   void SetStatus(Status s) {
     if (status.ok()) status = std::move(s);
   }
-  // Frees the temporaries handed out during the call.
-  void ReleaseTemps() {
-    for (Tensor* t : temps) delete t;
-    temps.clear();
-  }
 
   // The fields are the executor's to fill (KernelInstance::InitContext) and read back; kernels
   // use the accessors above.
@@ -83,7 +78,6 @@ class KernelContext {
   const std::vector<bool>* host_memory_outputs = nullptr;  // may be null: none
   std::vector<Tensor> outputs;
   std::vector<bool> output_set;
-  std::vector<Tensor*> temps;  // owned temporaries (a plugin's ctx_allocate_temp)
   Status status;
   // Reference inputs: parallel to `inputs`, null where the input is not a reference (or null
   // when no input is).

@@ -83,7 +83,6 @@ void KernelInstance::Compute(KernelContext* ctx) const {
 }
 
 void KernelInstance::FinishCompute(KernelContext* ctx) const {
-  ctx->ReleaseTemps();
   if (!ctx->status.ok()) {
     ctx->status = ctx->status.WithPrefix("node " + node_->name + " (op " + node_->op + "): ");
     return;

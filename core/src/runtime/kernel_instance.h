@@ -17,14 +17,17 @@ namespace cfx {
 
 class KernelInstance {
  public:
-  // Builds the kernel with its KernelDef's factory; an error comes back prefixed with the node.
+  // Builds the kernel with its KernelDef's factory (whose error comes back prefixed with the
+  // node). InvalidArgument when the KernelDef declares host memory for an argument the op lacks.
   static StatusOr<std::unique_ptr<KernelInstance>> Create(const KernelDef* def, const NodeDef& node,
                                                           const OpDef& op, Device* device);
   ~KernelInstance();
   KernelInstance(const KernelInstance&) = delete;
   KernelInstance& operator=(const KernelInstance&) = delete;
 
-  // Prepares `ctx` for one call with `inputs` (owned by the caller, size num_inputs()).
+  // Prepares `ctx` for one call with `inputs` (owned by the caller, one per input type): node,
+  // device, stream, outputs, frame and iteration 0. `ctx->step` stays as the caller set it: null
+  // in a fresh context (KernelRunner: no step), the step's own in the executor.
   void InitContext(KernelContext* ctx, Tensor* inputs, int num_inputs) const;
   // Runs synchronously (async kernels are waited for). Afterwards ctx->status holds the kernel's
   // error, prefixed with the node, and ctx->outputs the outputs; an output the kernel did not

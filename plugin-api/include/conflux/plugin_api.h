@@ -13,9 +13,13 @@
  * `cfx_device_type_desc` and `cfx_device_funcs`. Handles are opaque. The host's functions are
  * in tables by concept (conflux/plugin_host_api.h).
  *
- * Thread-safety: host functions that take a kernel or shape context may be called only by the
- * thread running that kernel or shape function; tensor accessors may be called from any thread
- * while the caller holds a reference; everything else is thread-safe.
+ * Thread-safety: a kernel context is one kernel call's. Host functions that take it may be called
+ * by the thread running compute, or, for compute_async, by any thread until the kernel calls
+ * done, never after; calls on one context must not overlap, except step_id, frame_id, iteration
+ * and (de)register_cancellation, which may run concurrently with each other and with the rest.
+ * A shape context is usable only by the thread running that shape function. Tensor accessors
+ * may be called from any thread while the caller holds a reference; everything else is
+ * thread-safe.
  */
 #ifndef CONFLUX_PLUGIN_API_H_
 #define CONFLUX_PLUGIN_API_H_
@@ -127,7 +131,9 @@ enum {
  * create: reads and validates attrs; on error sets `status` and returns NULL.
  * compute: sets outputs or an error through the context; never throws, never aborts.
  * compute_async: like compute but must eventually call done(done_arg) exactly once, from any
- *   thread; outputs and errors are set on the context before done.
+ *   thread; outputs and errors are set on the context before done (see Thread-safety above).
+ *   A kernel that may wait without bound registers for its step's cancellation
+ *   (cfx_host_kernel_api.register_cancellation) so that an aborted step does not wait for it.
  * destroy: frees what create returned (may be NULL). */
 typedef void* (*cfx_kernel_create_fn)(const cfx_attrs* attrs, cfx_device* device,
                                       cfx_status* status);
@@ -136,6 +142,13 @@ typedef void (*cfx_done_fn)(void* done_arg);
 typedef void (*cfx_kernel_compute_async_fn)(void* kernel, cfx_kernel_context* ctx,
                                             cfx_done_fn done, void* done_arg);
 typedef void (*cfx_kernel_destroy_fn)(void* kernel);
+
+/* Cancellation of a kernel's step (cfx_host_kernel_api.register_cancellation, minor 3): `why`
+ * is the step's error (DEADLINE_EXCEEDED when it timed out, CANCELLED when the session was closed,
+ * a kernel's error), valid during the call. */
+typedef void (*cfx_cancel_fn)(void* arg, const cfx_status* why);
+typedef int64_t cfx_cancel_token;
+#define CFX_INVALID_CANCEL_TOKEN ((cfx_cancel_token)-1)
 
 /* Shape function: reads input shapes (and constant inputs where known) from the context, sets
  * every output shape; on a contradiction sets `status`. */

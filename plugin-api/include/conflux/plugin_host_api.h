@@ -8,7 +8,8 @@
  *   attr          a node's attributes
  *   shape         the shape-function context
  *   tensor        tensors
- *   kernel        the kernel context: inputs, outputs, temporaries, errors
+ *   kernel        the kernel context: inputs, outputs, temporaries, errors, where the call
+ *                 runs (step, frame, iteration) and its step's cancellation
  *   state         variables: reference inputs and resource variables
  *   gradient      the gradient-function context
  *   device        the kernel's device and stream, and its intra-op pool

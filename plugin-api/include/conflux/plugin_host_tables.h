@@ -148,6 +148,28 @@ typedef struct cfx_host_kernel_api {
   /* Records the kernel's failure; the step aborts with this error, prefixed with the node. */
   void (*set_error)(cfx_kernel_context* c, cfx_code code, const char* message);
   const char* (*node_name)(const cfx_kernel_context* c);
+
+  /* Where the call runs (NULL on a host older than minor 3, like the rest below). step_id: the
+   * step's id (> 0, different for each Session::Run), 0 when the kernel runs alone outside a step
+   * (KernelRunner). frame_id: 0 in the root frame, else an id of the while loop's frame; iteration:
+   * the loop iteration (0, 1, ...), 0 in the root. */
+  int64_t (*step_id)(const cfx_kernel_context* c);
+  int64_t (*frame_id)(const cfx_kernel_context* c);
+  int64_t (*iteration)(const cfx_kernel_context* c);
+  /* Asks for cb(arg, why) when the call's step is cancelled (it timed out, the session was
+   * closed, another kernel failed), so that a kernel waiting without bound can finish. cb runs at
+   * most once, on the thread that cancels the step, and may finish the kernel (set an error, call
+   * done); it must not block on the kernel's own thread. Returns a token for
+   * deregister_cancellation, or CFX_INVALID_CANCEL_TOKEN when the step is already cancelled:
+   * then nothing was registered and the kernel must finish at once. Outside a step nothing
+   * cancels the call: the token is valid and its callback never runs. */
+  cfx_cancel_token (*register_cancellation)(cfx_kernel_context* c, cfx_cancel_fn cb, void* arg);
+  /* Withdraws a registration before the kernel calls done. Returns 1 when the callback was
+   * removed before it ran (it never will: the caller finishes the kernel), 0 when it ran or is
+   * running (it owns the kernel's completion) or the token is invalid. When 0, waits until a
+   * running callback has returned, unless called from inside a cancellation callback of the
+   * same step, so that the caller may free what the callback uses. */
+  int (*deregister_cancellation)(cfx_kernel_context* c, cfx_cancel_token token);
 } cfx_host_kernel_api;
 
 /* ---- state ------------------------------------------------------------------------------ */

@@ -32,6 +32,19 @@ class KernelInit {
 
 class KernelContext;
 
+namespace internal {
+// Inside a catch block: the exception as an INTERNAL error.
+inline Status FromException() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return Internal("uncaught exception in plugin: ", e.what());
+  } catch (...) {
+    return Internal("uncaught non-standard exception in plugin");
+  }
+}
+}  // namespace internal
+
 // A resource variable reached through a DT_RESOURCE input (ABI minor 1). Owns its reference.
 // Read or update the value only between Lock and Unlock.
 class Variable {
@@ -95,6 +108,54 @@ class KernelContext {
     cfx_variable* v = Host().state->input_variable(c_, i, create ? 1 : 0, s.get());
     if (v == nullptr) return s.ToStatus();
     return Variable(v);
+  }
+
+  // ---- Where the call runs and its step's cancellation (ABI 1.3). On an older host step_id,
+  // frame_id and iteration are 0 and RegisterCancellation is Unimplemented.
+  bool HasStepApi() const {
+    const cfx_host_kernel_api* k = Host().kernel;
+    return CFX_HAS_FIELD(k, cfx_host_kernel_api, deregister_cancellation) &&
+           k->step_id != nullptr && k->frame_id != nullptr && k->iteration != nullptr &&
+           k->register_cancellation != nullptr && k->deregister_cancellation != nullptr;
+  }
+  // The step's id: > 0 and different for each Session::Run; 0 outside a step (KernelRunner).
+  int64_t step_id() const { return HasStepApi() ? Host().kernel->step_id(c_) : 0; }
+  // 0 in the root frame, else the id of the while loop's frame.
+  int64_t frame_id() const { return HasStepApi() ? Host().kernel->frame_id(c_) : 0; }
+  // The loop iteration (0, 1, ...); 0 in the root frame.
+  int64_t iteration() const { return HasStepApi() ? Host().kernel->iteration(c_) : 0; }
+
+  // For an asynchronous kernel that may wait without bound: (*callback)(why) runs once, on the
+  // thread that cancels the step, if the step is cancelled (timeout, session closed, another
+  // kernel's error) before DeregisterCancellation; it may finish the kernel (AsyncDone with an
+  // error). `callback` (any object with `void operator()(const Status&)`) must live until then;
+  // an exception leaving it is logged and dropped. Errors: CANCELLED when the step is already
+  // cancelled (nothing was registered: finish at once, e.g. by returning that error),
+  // UNIMPLEMENTED on a host older than ABI 1.3. Outside a step the token is valid and the
+  // callback never runs.
+  template <typename F>
+  Result<cfx_cancel_token> RegisterCancellation(F* callback) {
+    if (!HasStepApi())
+      return Unimplemented("the host does not support cancellation of kernels (ABI < 1.3)");
+    cfx_cancel_token t = Host().kernel->register_cancellation(
+        c_,
+        [](void* arg, const cfx_status* why) {
+          try {
+            (*static_cast<F*>(arg))(Status::From(why));
+          } catch (...) {
+            Host().core->log(CFX_LOG_ERROR, internal::FromException().message().c_str());
+          }
+        },
+        callback);
+    if (t == CFX_INVALID_CANCEL_TOKEN)
+      return Status(CFX_CANCELLED, "the step was cancelled before the kernel registered");
+    return t;
+  }
+  // Call before AsyncDone, never after. True when the callback was removed before it ran: the
+  // caller finishes the kernel. False when it ran or is running: it owns the kernel's completion
+  // (this waits for it to return unless called from inside a cancellation callback).
+  bool DeregisterCancellation(cfx_cancel_token token) {
+    return HasStepApi() && Host().kernel->deregister_cancellation(c_, token) != 0;
   }
 
   // Output `i` with a fresh buffer of the node's output dtype; owned by the context.
@@ -212,16 +273,6 @@ template <typename K>
 concept HasInit = requires(K k, const KernelInit& init) {
   { k.Init(init) } -> std::same_as<Status>;
 };
-
-inline Status FromException() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return Internal("uncaught exception in plugin: ", e.what());
-  } catch (...) {
-    return Internal("uncaught non-standard exception in plugin");
-  }
-}
 
 template <typename K>
 void* CreateKernel(const cfx_attrs* attrs, cfx_device* device, cfx_status* status) {
