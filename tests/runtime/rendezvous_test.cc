@@ -162,6 +162,28 @@ TEST(Rendezvous, ASecondSendOfAKeyIsAnInternalErrorAndKeepsTheFirstValue) {
   EXPECT_EQ(r.scalar(), 1);
 }
 
+// Once a value has been received, its key is still taken for the rest of the step: a second
+// Send, or a second receive, is an error rather than a value nobody takes or a receiver that
+// waits for ever.
+TEST(Rendezvous, AKeyStaysTakenAfterItsValueWasReceived) {
+  for (bool receiver_first : {false, true}) {
+    auto rendezvous = NewRendezvous();
+    Received r;
+    if (receiver_first) rendezvous->RecvAsync(kKey, r.Callback());
+    ASSERT_OK(rendezvous->Send(kKey, IntValue(1)));
+    if (!receiver_first) rendezvous->RecvAsync(kKey, r.Callback());
+    ASSERT_TRUE(r.Wait());
+    ASSERT_OK(r.status());
+    EXPECT_EQ(r.scalar(), 1);
+    Status again = rendezvous->Send(kKey, IntValue(2));
+    EXPECT_EQ(again.code(), Code::kInternal) << again;
+    Received second;
+    rendezvous->RecvAsync(kKey, second.Callback());
+    ASSERT_TRUE(second.Wait());
+    EXPECT_EQ(second.status().code(), Code::kInternal) << second.status();
+  }
+}
+
 TEST(Rendezvous, ASecondReceiverOfAPendingKeyIsAnInternalError) {
   auto rendezvous = NewRendezvous();
   Received first, second;

@@ -25,10 +25,13 @@ Status LocalRendezvous::Send(const std::string& key, Value value) {
     if (!aborted_.ok()) return aborted_;
     auto it = waiters_.find(key);
     if (it == waiters_.end()) {
-      if (!values_.emplace(key, std::move(value)).second)
+      if (!values_.try_emplace(key, Slot{std::move(value), false}).second)
         return errors::Internal("rendezvous key ", key, " was sent twice in one step");
       return Status();
     }
+    // Delivered at once; the key stays, taken, so that a second Send is still an error.
+    if (!values_.try_emplace(key, Slot{Value(), true}).second)
+      return errors::Internal("rendezvous key ", key, " was sent twice in one step");
     waiter = std::move(it->second);
     waiters_.erase(it);
   }
@@ -52,9 +55,12 @@ void LocalRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
         } else {
           return;
         }
+      } else if (it->second.taken) {
+        status = errors::Internal("rendezvous key ", key, " was received twice in one step");
       } else {
-        value = std::move(it->second);
-        values_.erase(it);
+        value = std::move(it->second.value);
+        it->second.value = Value();
+        it->second.taken = true;
       }
     }
   }

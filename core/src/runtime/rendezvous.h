@@ -38,11 +38,12 @@ class Rendezvous {
                                const std::string& recv_device, const std::string& tensor_name);
   static std::string Key(const std::string& prefix, int64_t frame, int64_t iteration);
 
-  // Each key is sent once per step; a second Send is an Internal error. After StartAbort, the
-  // abort status.
+  // Each key is sent once per step; a second Send is an Internal error (also after the value
+  // was received). After StartAbort, the abort status.
   virtual Status Send(const std::string& key, Value value) = 0;
   // Calls `done` exactly once: with the value once it is there (possibly inline, on the
-  // sender's thread), or with the abort status. A second receive of one key is an error.
+  // sender's thread), or with the abort status. A second receive of one key is an Internal
+  // error.
   virtual void RecvAsync(const std::string& key, DoneCallback done) = 0;
   // Fails every pending and later Recv and Send with `status` (Cancelled when OK); only the
   // first call counts.
@@ -60,7 +61,13 @@ class LocalRendezvous final : public Rendezvous {
  private:
   std::mutex mu_;
   Status aborted_;
-  std::unordered_map<std::string, Value> values_;
+  // Sent values, and the keys already received (taken), so that a second Send or Recv of a key
+  // is an error for the whole step.
+  struct Slot {
+    Value value;
+    bool taken = false;
+  };
+  std::unordered_map<std::string, Slot> values_;
   std::unordered_map<std::string, DoneCallback> waiters_;
 };
 
