@@ -30,10 +30,11 @@ class StreamOrderedFrees {
   }
 
   // Waits for the outstanding batch and frees what is left (the device is going away and its
-  // streams are idle).
+  // streams are idle); buffers released later are freed at once.
   void Drain() {
     std::unique_lock<std::mutex> lock(mu_);
     idle_.wait(lock, [&] { return !outstanding_; });
+    stream_ = nullptr;
     FreeNow(&lock);
   }
 
