@@ -93,7 +93,9 @@ class Device {
   Status CopyHostToDevice(const Tensor& host, Tensor* device) const;
   Status CopyDeviceToHost(const Tensor& device, Tensor* host) const;
   Status CopyDeviceToDevice(const Tensor& src, Tensor* dst) const;
-  // A host tensor with the contents of `t` (t itself when already host-readable).
+  // A host tensor with the contents of `t` (t itself when already host-readable), and a tensor
+  // of this device with the contents of `host` (itself when this device reads host memory):
+  // CopyTensorSync from and to host memory.
   StatusOr<Tensor> ToHost(const Tensor& t) const;
   StatusOr<Tensor> FromHost(const Tensor& host) const;
   // Waits for everything enqueued on the device so far.

@@ -40,24 +40,35 @@ void CopyBytes(Step step, const Device* device, const Tensor& from, const Tensor
   }
 }
 
+// Where a copy starts and ends: computed once per call.
+struct Route {
+  const Device* src;  // the device that holds the tensor (null: host memory)
+  bool src_host;      // the tensor is in host-readable memory
+  bool host_only;     // strings and resource handles live in host memory only
+  bool dst_host;      // it goes to host-readable memory
+};
+
+Route RouteOf(const Device* src, const Device* dst, const Tensor& t) {
+  Route r;
+  r.src = src != nullptr ? src : DeviceOf(t);
+  r.src_host = t.buffer()->allocator()->host_addressable();
+  r.host_only = t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE;
+  r.dst_host = dst == nullptr || dst->host_addressable() || r.host_only;
+  return r;
+}
+
 // True when `t` is readable where it goes as it is (CopyTensor shares its buffer).
-bool Shareable(const Device* src, const Device* dst, const Tensor& t,
-               const CopyTensorOptions& options) {
-  if (t.buffer() == nullptr) return true;
-  if (options.new_buffer) return false;
-  const bool src_host = t.buffer()->allocator()->host_addressable();
-  const bool dst_host = dst == nullptr || dst->host_addressable() || t.dtype() == DT_STRING ||
-                        t.dtype() == DT_RESOURCE;
-  return src_host ? dst_host : (src != nullptr ? src : DeviceOf(t)) == dst;
+bool Shareable(const Route& r, const Device* dst, const CopyTensorOptions& options) {
+  return !options.new_buffer && (r.src_host ? r.dst_host : r.src == dst);
 }
 
 void Copy(const Device* src, const Device* dst, const Tensor& t, const CopyTensorOptions& options,
           bool blocking, CopyTensorDone done) {
-  if (Shareable(src, dst, t, options)) return done(Status(), t);
-  if (src == nullptr) src = DeviceOf(t);
-  const bool src_host = t.buffer()->allocator()->host_addressable();
-  const bool host_only = t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE;
-  const bool dst_host = dst == nullptr || dst->host_addressable() || host_only;
+  if (t.buffer() == nullptr) return done(Status(), t);
+  const Route route = RouteOf(src, dst, t);
+  if (Shareable(route, dst, options)) return done(Status(), t);
+  src = route.src;
+  const bool src_host = route.src_host, host_only = route.host_only, dst_host = route.dst_host;
   auto fail = [src, dst, t, done](const Status& s) {
     done(s.WithPrefix("copying a " + DataTypeString(t.dtype()) + " " + t.shape().ToString() +
                       " tensor from " + Where(src) + " to " + Where(dst) + ": "),
@@ -99,7 +110,8 @@ void CopyTensor(const Device* src, const Device* dst, const Tensor& t,
 
 StatusOr<Tensor> CopyTensorSync(const Device* src, const Device* dst, const Tensor& t,
                                 const CopyTensorOptions& options) {
-  if (Shareable(src, dst, t, options)) return t;  // the common case, without a callback
+  // The common case, without a callback.
+  if (t.buffer() == nullptr || Shareable(RouteOf(src, dst, t), dst, options)) return t;
   // Every step blocks on this thread: `done` has run when Copy returns.
   Status status;
   Tensor result;

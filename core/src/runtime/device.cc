@@ -6,6 +6,7 @@
 #include <mutex>
 #include <random>
 
+#include "runtime/copy_tensor.h"
 #include "state/resource_mgr.h"
 
 namespace cfx {
@@ -183,17 +184,11 @@ void Device::CopyOnDeviceAsync(void* device_dst, const void* device_src, size_t 
 }
 
 StatusOr<Tensor> Device::ToHost(const Tensor& t) const {
-  if (t.buffer() == nullptr || t.buffer()->allocator()->host_addressable()) return t;
-  CFX_ASSIGN_OR_RETURN(Tensor host, Tensor::Allocate(host_allocator(), t.dtype(), t.shape()));
-  CFX_RETURN_IF_ERROR(CopyDeviceToHost(t, &host));
-  return host;
+  return CopyTensorSync(nullptr, nullptr, t);
 }
 
 StatusOr<Tensor> Device::FromHost(const Tensor& host) const {
-  if (host_addressable() || host.dtype() == DT_STRING || host.dtype() == DT_RESOURCE) return host;
-  CFX_ASSIGN_OR_RETURN(Tensor dev, Tensor::Allocate(allocator(), host.dtype(), host.shape()));
-  CFX_RETURN_IF_ERROR(CopyHostToDevice(host, &dev));
-  return dev;
+  return CopyTensorSync(nullptr, this, host);
 }
 
 Status Device::CopyBytesToDevice(void*, const void*, size_t) const {
