@@ -206,52 +206,58 @@ std::string PluginDevice::description() const {
 
 // The blocking copies wait with stream_synchronize on the calling thread, never through a
 // stream_then callback: the thread may be the one that runs those callbacks.
-Status PluginDevice::CopyBytesToDevice(void* device_dst, const void* host_src, size_t bytes) const {
-  const cfx_device_funcs* f = desc_->funcs;
-  if (f->copy_host_to_device == nullptr)
-    return Device::CopyBytesToDevice(device_dst, host_src, bytes);
-  if (compute_ == nullptr) {
-    cfx_status s;
-    f->copy_host_to_device(handle_, nullptr, device_dst, 0, host_src, bytes, &s);
-    CFX_RETURN_IF_ERROR(s.status);
-    return Synchronize();
-  }
+// A copy is enqueued in stream order (below), then waited for: the blocking copies with
+// stream_synchronize on the calling thread, never through a stream_then callback (the thread
+// may be the one that runs those callbacks); the asynchronous ones with Then.
+Status PluginDevice::EnqueueToDevice(void* device_dst, const void* host_src, size_t bytes) const {
   cfx_status s;
-  f->copy_host_to_device(handle_, host_to_device_, device_dst, 0, host_src, bytes, &s);
+  desc_->funcs->copy_host_to_device(handle_, host_to_device_, device_dst, 0, host_src, bytes, &s);
   CFX_RETURN_IF_ERROR(s.status);
-  CFX_RETURN_IF_ERROR(ComputeWaitsFor(host_to_device_));
-  f->stream_synchronize(handle_, host_to_device_, &s);
+  // Later kernels on the compute stream wait for the copy's event, not for the copy stream.
+  return compute_ != nullptr ? ComputeWaitsFor(host_to_device_) : Status();
+}
+
+Status PluginDevice::EnqueueToHost(void* host_dst, const void* device_src, size_t bytes) const {
+  // The bytes are ready where the compute stream is now: the copy stream waits for that point.
+  if (compute_ != nullptr) CFX_RETURN_IF_ERROR(StreamWaitsForCompute(device_to_host_));
+  cfx_status s;
+  desc_->funcs->copy_device_to_host(handle_, device_to_host_, host_dst, device_src, 0, bytes, &s);
   return s.status;
 }
 
-Status PluginDevice::CopyBytesToHost(void* host_dst, const void* device_src, size_t bytes) const {
-  const cfx_device_funcs* f = desc_->funcs;
-  if (f->copy_device_to_host == nullptr)
-    return Device::CopyBytesToHost(host_dst, device_src, bytes);
-  if (compute_ == nullptr) {
-    cfx_status s;
-    f->copy_device_to_host(handle_, nullptr, host_dst, device_src, 0, bytes, &s);
-    CFX_RETURN_IF_ERROR(s.status);
-    return Synchronize();
-  }
-  CFX_RETURN_IF_ERROR(StreamWaitsForCompute(device_to_host_));
+Status PluginDevice::EnqueueOnDevice(void* device_dst, const void* device_src, size_t bytes) const {
   cfx_status s;
-  f->copy_device_to_host(handle_, device_to_host_, host_dst, device_src, 0, bytes, &s);
-  CFX_RETURN_IF_ERROR(s.status);
-  f->stream_synchronize(handle_, device_to_host_, &s);
+  desc_->funcs->copy_device_to_device(handle_, compute_, device_dst, 0, device_src, 0, bytes, &s);
   return s.status;
+}
+
+Status PluginDevice::Wait(cfx_stream* stream) const {
+  cfx_status s;
+  if (desc_->funcs->stream_synchronize != nullptr)
+    desc_->funcs->stream_synchronize(handle_, stream, &s);
+  return s.status;
+}
+
+Status PluginDevice::CopyBytesToDevice(void* device_dst, const void* host_src, size_t bytes) const {
+  if (desc_->funcs->copy_host_to_device == nullptr)
+    return Device::CopyBytesToDevice(device_dst, host_src, bytes);
+  CFX_RETURN_IF_ERROR(EnqueueToDevice(device_dst, host_src, bytes));
+  return Wait(host_to_device_);
+}
+
+Status PluginDevice::CopyBytesToHost(void* host_dst, const void* device_src, size_t bytes) const {
+  if (desc_->funcs->copy_device_to_host == nullptr)
+    return Device::CopyBytesToHost(host_dst, device_src, bytes);
+  CFX_RETURN_IF_ERROR(EnqueueToHost(host_dst, device_src, bytes));
+  return Wait(device_to_host_);
 }
 
 Status PluginDevice::CopyBytesOnDevice(void* device_dst, const void* device_src,
                                        size_t bytes) const {
-  const cfx_device_funcs* f = desc_->funcs;
-  if (f->copy_device_to_device == nullptr)
+  if (desc_->funcs->copy_device_to_device == nullptr)
     return Device::CopyBytesOnDevice(device_dst, device_src, bytes);
-  cfx_status s;
-  f->copy_device_to_device(handle_, compute_, device_dst, 0, device_src, 0, bytes, &s);
-  CFX_RETURN_IF_ERROR(s.status);
-  f->stream_synchronize(handle_, compute_, &s);
-  return s.status;
+  CFX_RETURN_IF_ERROR(EnqueueOnDevice(device_dst, device_src, bytes));
+  return Wait(compute_);
 }
 
 Status PluginDevice::StreamWaitsForCompute(cfx_stream* stream) const {
@@ -299,45 +305,27 @@ void PluginDevice::Then(cfx_stream* stream, StatusCallback done) const {
 void PluginDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes,
                                    StatusCallback done) const {
   if (compute_ == nullptr) return Device::CopyToHostAsync(host_dst, device_src, bytes, done);
-  // The bytes are ready where the compute stream is now: the copy stream waits for that point.
-  Status waits = StreamWaitsForCompute(device_to_host_);
-  if (!waits.ok()) return done(waits);
-  cfx_status s;
-  desc_->funcs->copy_device_to_host(handle_, device_to_host_, host_dst, device_src, 0, bytes, &s);
-  if (!s.status.ok()) return done(s.status);
+  Status s = EnqueueToHost(host_dst, device_src, bytes);
+  if (!s.ok()) return done(s);
   Then(device_to_host_, std::move(done));
 }
 
 void PluginDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes,
                                      StatusCallback done) const {
   if (compute_ == nullptr) return Device::CopyToDeviceAsync(device_dst, host_src, bytes, done);
-  // Later kernels on the compute stream wait for the copy's event, not for the copy stream.
-  cfx_status s;
-  desc_->funcs->copy_host_to_device(handle_, host_to_device_, device_dst, 0, host_src, bytes, &s);
-  if (!s.status.ok()) return done(s.status);
-  Status waits = ComputeWaitsFor(host_to_device_);
-  if (!waits.ok()) return done(waits);
+  Status s = EnqueueToDevice(device_dst, host_src, bytes);
+  if (!s.ok()) return done(s);
   Then(host_to_device_, std::move(done));
 }
 
 void PluginDevice::CopyOnDeviceAsync(void* device_dst, const void* device_src, size_t bytes,
                                      StatusCallback done) const {
-  if (compute_ == nullptr) return Device::CopyOnDeviceAsync(device_dst, device_src, bytes, done);
-  if (desc_->funcs->copy_device_to_device == nullptr) {  // through host memory, in stream order
-    auto staging =
-        Tensor::Allocate(host_allocator(), DT_UINT8, TensorShape({static_cast<int64_t>(bytes)}));
-    if (!staging.ok()) return done(staging.status());
-    Tensor host = *std::move(staging);
-    return CopyToHostAsync(host.raw_data(), device_src, bytes,
-                           [this, host, device_dst, bytes, done](const Status& s) {
-                             if (!s.ok()) return done(s);
-                             CopyToDeviceAsync(device_dst, host.raw_data(), bytes,
-                                               [host, done](const Status& s) { done(s); });
-                           });
-  }
-  cfx_status s;
-  desc_->funcs->copy_device_to_device(handle_, compute_, device_dst, 0, device_src, 0, bytes, &s);
-  if (!s.status.ok()) return done(s.status);
+  // Without streams, or without a device-to-device copy (staged through host memory, rare):
+  // the blocking copy, which needs no other thread.
+  if (compute_ == nullptr || desc_->funcs->copy_device_to_device == nullptr)
+    return Device::CopyOnDeviceAsync(device_dst, device_src, bytes, done);
+  Status s = EnqueueOnDevice(device_dst, device_src, bytes);
+  if (!s.ok()) return done(s);
   Then(compute_, std::move(done));
 }
 

@@ -62,6 +62,12 @@ class PluginDevice final : public Device {
   // Runs done(status) once `stream` has completed what was enqueued so far (on the plugin's
   // completion thread, or inline).
   void Then(cfx_stream* stream, StatusCallback done) const;
+  // Enqueue one copy in stream order (copy streams, or the default stream without streams).
+  Status EnqueueToDevice(void* device_dst, const void* host_src, size_t bytes) const;
+  Status EnqueueToHost(void* host_dst, const void* device_src, size_t bytes) const;
+  Status EnqueueOnDevice(void* device_dst, const void* device_src, size_t bytes) const;
+  // Blocks the calling thread until `stream` has completed what was enqueued so far.
+  Status Wait(cfx_stream* stream) const;
   // Work enqueued on `waiter` from now on starts after what `producer` has enqueued so far
   // (an event recorded on the producer).
   Status StreamWaitsFor(cfx_stream* waiter, cfx_stream* producer) const;
