@@ -28,6 +28,56 @@ struct DeviceTypeConfig {
   std::vector<std::pair<std::string, std::string>> options;
 };
 
+// One job of a cluster (`cluster.jobs[i]`): `tasks` processes that share a name ("worker").
+struct ClusterJob {
+  std::string name;
+  int tasks = 1;
+  // The devices each task of the job creates; empty = the config's top-level `devices:`.
+  std::map<std::string, DeviceTypeConfig> devices;
+  std::string source;  // "file:line"
+};
+
+// One task of a resolved cluster: which MPI rank runs which (job, task).
+struct ClusterTask {
+  std::string job;
+  int task = 0;
+  int rank = 0;
+  // "/job:<job>/replica:0/task:<task>": the prefix of its devices' full names.
+  std::string name() const;
+};
+
+// The `cluster:` section (config/README.md, docs/distributed.md). Absent = one process.
+struct ClusterConfig {
+  bool enabled = false;
+  std::string transport = "mpi";  // the transport a loaded plugin registered under this name
+  // Given to the transport when it is created (after the plugin's own options).
+  std::vector<std::pair<std::string, std::string>> transport_options;
+  std::vector<ClusterJob> jobs;
+  // The task that runs the client program and the master: "job:task" ("worker:0"). Empty = the
+  // task of rank 0.
+  std::string chief;
+  // Which task each rank runs, rank i = ranks[i] ("ps:0"). Empty = the default rule: the chief
+  // first (rank 0), then every other task, jobs in order and tasks in order.
+  std::vector<std::string> ranks;
+  // Every step's time limit across the cluster, 0 = none (RunOptions::timeout_ms overrides).
+  int64_t step_timeout_ms = 0;
+  // How often tasks check that their peers are alive, and after how long without an answer a
+  // peer counts as dead.
+  int64_t heartbeat_interval_ms = 1000;
+  int64_t heartbeat_timeout_ms = 5000;
+  std::string source;  // "file:line" of `cluster:`
+
+  int num_tasks() const;
+  // The tasks by rank (size num_tasks()); errors name the config's line: an unknown job or task
+  // in `chief` or `ranks`, a task given two ranks or none.
+  StatusOr<std::vector<ClusterTask>> Resolve() const;
+  // The rank of the chief among Resolve()'s tasks.
+  StatusOr<int> ChiefRank() const;
+  // The devices a task creates: its job's, else `fallback` (the config's top-level devices).
+  const std::map<std::string, DeviceTypeConfig>& DevicesOf(
+      const std::string& job, const std::map<std::string, DeviceTypeConfig>& fallback) const;
+};
+
 struct Config {
   std::string source;  // the file (or "<embedded>")
   std::vector<std::string> plugin_paths;
@@ -42,6 +92,7 @@ struct Config {
   // step stats of earlier runs).
   std::string placement_cost_model = "measured";
   std::string log_level = "warning";                // debug, info, warning, error
+  ClusterConfig cluster;
 
   // The built-in default: config/local.yaml as shipped (embedded in libconflux).
   static Config Default();

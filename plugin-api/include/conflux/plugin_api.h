@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define CFX_ABI_MAJOR 1
-#define CFX_ABI_MINOR 3
+#define CFX_ABI_MINOR 4
 
 #if defined(_WIN32)
 #define CFX_EXPORT __declspec(dllexport)

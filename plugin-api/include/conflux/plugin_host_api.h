@@ -13,7 +13,7 @@
  *   state         variables: reference inputs and resource variables
  *   gradient      the gradient-function context
  *   device        the kernel's device and stream, and its intra-op pool
- *   transport     reserved for transports (no functions yet)
+ *   transport     transports and collectives (minor 4; conflux/plugin_transport.h)
  * New functions go only into these tables. The flat fields of cfx_host_api before the table
  * pointers are the layout of minors 0-2, frozen: each is the same function as one table field
  * (CFX_HOST_API_LEGACY_FIELDS lists the pairs). A plugin built with minor <= 2 keeps using the

@@ -4,6 +4,7 @@
  * CFX_HAS_FIELD before using a field appended after minor 3.
  */
 #include "conflux/plugin_api.h"
+#include "conflux/plugin_transport.h"
 
 #ifndef CONFLUX_PLUGIN_HOST_TABLES_H_
 #define CONFLUX_PLUGIN_HOST_TABLES_H_
@@ -249,9 +250,22 @@ typedef struct cfx_host_device_api {
                        void* arg);
 } cfx_host_device_api;
 
-/* ---- transport (reserved) --------------------------------------------------------------- */
+/* ---- transport (minor 4) ---------------------------------------------------------------- */
+/* Transports and collectives (conflux/plugin_transport.h): their registration, and the process
+ * group a collectives plugin bootstraps over. */
 typedef struct cfx_host_transport_api {
   size_t struct_size;
+  /* `desc` and what it points to must outlive the plugin (static storage). One transport name
+   * per process. */
+  void (*register_transport)(cfx_registrar* r, const cfx_transport_desc* desc, cfx_status* status);
+  void (*register_collectives)(cfx_registrar* r, const cfx_collectives_desc* desc,
+                               cfx_status* status);
+  /* The process group of the running transport. */
+  int32_t (*group_rank)(const cfx_host_group* g);
+  int32_t (*group_size)(const cfx_host_group* g);
+  /* Blocking: `bytes` bytes of `data` on every rank become those of `root`'s (bootstrap ids). */
+  void (*group_broadcast)(const cfx_host_group* g, void* data, size_t bytes, int32_t root,
+                          cfx_status* status);
 } cfx_host_transport_api;
 
 #ifdef __cplusplus
