@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "config_test_util.h"
 #include "conflux/runtime.h"
 #include "kernel_test_util.h"
 
@@ -20,8 +21,9 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using Options = std::vector<std::pair<std::string, std::string>>;
-
-const char kSource[] = "test.yaml";
+using test::ExpectInvalidConfig;
+using test::kConfigSource;
+using test::ParseConfigOk;
 
 std::string SourcePath(const std::string& relative) {
   return std::string(CONFLUX_SOURCE_DIR) + "/" + relative;
@@ -42,24 +44,6 @@ std::string WriteTempFile(const std::string& relative, const std::string& text) 
   fs::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
-}
-
-// Expects parsing `yaml` (named test.yaml) to fail with InvalidArgument whose message starts with
-// `prefix` (e.g. "test.yaml:3: devices.CPU.count: ") and contains each of `parts`.
-void ExpectInvalid(const std::string& yaml, const std::string& prefix,
-                   const std::vector<std::string>& parts = {}) {
-  SCOPED_TRACE("config:\n" + yaml);
-  StatusOr<Config> config = Config::FromString(yaml, kSource);
-  ASSERT_FALSE(config.ok()) << "parsed, but should fail";
-  EXPECT_EQ(config.status().code(), Code::kInvalidArgument) << config.status();
-  EXPECT_THAT(config.status().message(), StartsWith(prefix));
-  for (const std::string& part : parts) EXPECT_THAT(config.status().message(), HasSubstr(part));
-}
-
-Config ParseOk(const std::string& yaml) {
-  StatusOr<Config> config = Config::FromString(yaml, kSource);
-  EXPECT_TRUE(config.ok()) << config.status() << "\nconfig:\n" << yaml;
-  return config.ok() ? std::move(config).value() : Config();
 }
 
 // --- The shipped configs.
@@ -127,6 +111,18 @@ TEST(ConfigExamples, TwoCpusRuntimeHasCpu0AndCpu1) {
   EXPECT_FALSE((*rt)->FindDevice("CPU:2").ok());
 }
 
+// Every file in config/examples/ parses (cluster_config_test.cc checks the cluster ones further).
+TEST(ConfigExamples, EveryExampleParses) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(SourcePath("config/examples"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++count;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_OK(Config::FromFile(entry.path().string()).status());
+  }
+  EXPECT_GE(count, 5);  // two-cpus, opencl, cluster-2, cluster-3, cluster-4
+}
+
 // --- Parsing what is valid.
 
 constexpr char kFullConfig[] = R"(# every key
@@ -152,6 +148,20 @@ threads:
   intra_op: 4
 logging:
   level: debug
+cluster:
+  transport: mpi
+  transport_options: {chunk_bytes: 64MiB}
+  chief: worker:0
+  jobs:
+    - name: ps
+      tasks: 1
+    - name: worker
+      tasks: 2
+      devices:
+        CPU: {count: 1}
+  ranks: [worker:0, ps:0, worker:1]
+  step_timeout: 30s
+  heartbeat: {interval: 1s, timeout: 5s}
 )";
 
 TEST(ConfigFull, EveryKeyRoundTrips) {
@@ -194,10 +204,14 @@ TEST(ConfigFull, EveryKeyRoundTrips) {
 
   EXPECT_EQ(c->intra_op_threads, 4);
   EXPECT_EQ(c->log_level, "debug");
+  // cluster_config_test.cc checks the section key by key.
+  EXPECT_TRUE(c->cluster.enabled);
+  EXPECT_EQ(c->cluster.num_tasks(), 3);
+  EXPECT_EQ(c->cluster.source, path + ":24");
 }
 
 TEST(ConfigFull, FromStringKeepsRelativePathsAsWritten) {
-  Config c = ParseOk("plugin_paths: [lib]\nplugins:\n  - path: sub/libx.so\n");
+  Config c = ParseConfigOk("plugin_paths: [lib]\nplugins:\n  - path: sub/libx.so\n");
   EXPECT_EQ(c.plugin_paths, std::vector<std::string>{"lib"});
   ASSERT_EQ(c.plugins.size(), 1u);
   EXPECT_EQ(c.plugins[0].path, "sub/libx.so");
@@ -206,14 +220,14 @@ TEST(ConfigFull, FromStringKeepsRelativePathsAsWritten) {
 
 TEST(ConfigFull, EmptyTextAndEmptySectionsGiveDefaults) {
   for (const char* text : {"", "# only a comment\n", "---\n", "plugins:\ndevices:\nthreads:\n"}) {
-    Config c = ParseOk(text);
-    EXPECT_EQ(c.source, kSource);
+    Config c = ParseConfigOk(text);
+    EXPECT_EQ(c.source, kConfigSource);
     EXPECT_TRUE(c.plugins.empty()) << text;
     EXPECT_TRUE(c.devices.empty()) << text;
     EXPECT_EQ(c.intra_op_threads, 0) << text;
     EXPECT_EQ(c.log_level, "warning") << text;
   }
-  Config c = ParseOk("devices:\n  CPU:\n");
+  Config c = ParseConfigOk("devices:\n  CPU:\n");
   ASSERT_EQ(c.devices.count("CPU"), 1u);
   EXPECT_EQ(c.devices["CPU"].count, 1);
   EXPECT_EQ(c.devices["CPU"].memory_limit, 0);
@@ -221,7 +235,7 @@ TEST(ConfigFull, EmptyTextAndEmptySectionsGiveDefaults) {
 }
 
 TEST(ConfigFull, BooleansAndQuotedNumbers) {
-  Config c = ParseOk(
+  Config c = ParseConfigOk(
       "plugins:\n  - {name: a, required: False}\n  - {name: b, required: TRUE}\n"
       "devices:\n  CPU: {count: \"2\", required: True}\n");
   ASSERT_EQ(c.plugins.size(), 2u);
@@ -252,7 +266,7 @@ TEST(ConfigSizes, UnitsAndPlainBytes) {
       {"9223372036854775807", 9223372036854775807},
   };
   for (const auto& [text, bytes] : cases) {
-    Config c = ParseOk(std::string("devices:\n  CPU:\n    memory_limit: ") + text + "\n");
+    Config c = ParseConfigOk(std::string("devices:\n  CPU:\n    memory_limit: ") + text + "\n");
     EXPECT_EQ(c.devices["CPU"].memory_limit, bytes) << text;
   }
 }
@@ -261,70 +275,75 @@ TEST(ConfigSizes, UnitsAndPlainBytes) {
 
 TEST(ConfigErrors, YamlSyntaxNamesTheLine) {
   // The line is where yaml-cpp notices: an unclosed "[" on line 3 is found out on line 4.
-  ExpectInvalid("plugins:\n  - name: cpu\ndevices: [CPU\nthreads:\n  intra_op: 1\n",
-                "test.yaml:4: invalid YAML", {"end of sequence flow not found", "(column 8)"});
-  ExpectInvalid("logging:\n\tlevel: info\n", "test.yaml:2: invalid YAML");
-  ExpectInvalid("threads: {intra_op: 1\n", "test.yaml:2: invalid YAML", {"column"});
-  ExpectInvalid("plugins:\n  - name: cpu\n  name: x\n", "test.yaml:3: invalid YAML");
+  ExpectInvalidConfig("plugins:\n  - name: cpu\ndevices: [CPU\nthreads:\n  intra_op: 1\n",
+                      "test.yaml:4: invalid YAML",
+                      {"end of sequence flow not found", "(column 8)"});
+  ExpectInvalidConfig("logging:\n\tlevel: info\n", "test.yaml:2: invalid YAML");
+  ExpectInvalidConfig("threads: {intra_op: 1\n", "test.yaml:2: invalid YAML", {"column"});
+  ExpectInvalidConfig("plugins:\n  - name: cpu\n  name: x\n", "test.yaml:3: invalid YAML");
   // yaml-cpp 0.7 reads this as endless empty documents (jbeder/yaml-cpp#1040): an error, not an
   // empty config and not a hang.
-  ExpectInvalid(", every key\nplugins: []\n", "test.yaml:1: invalid YAML");
-  ExpectInvalid(",", "test.yaml:1: invalid YAML");
+  ExpectInvalidConfig(", every key\nplugins: []\n", "test.yaml:1: invalid YAML");
+  ExpectInvalidConfig(",", "test.yaml:1: invalid YAML");
 }
 
 TEST(ConfigErrors, SecondDocument) {
   // The second document starts at its "---".
-  ExpectInvalid("plugins: []\n---\nlogging: {level: info}\n",
-                "test.yaml:2: ", {"one YAML document"});
+  ExpectInvalidConfig("plugins: []\n---\nlogging: {level: info}\n",
+                      "test.yaml:2: ", {"one YAML document"});
   // An empty document after the config (a trailing "---") is not a second config.
-  EXPECT_EQ(ParseOk("logging: {level: info}\n---\n").log_level, "info");
+  EXPECT_EQ(ParseConfigOk("logging: {level: info}\n---\n").log_level, "info");
 }
 
 TEST(ConfigErrors, WrongNodeKinds) {
-  ExpectInvalid("- plugins\n", "test.yaml:1: ", {"expected a map", "top level", "a sequence"});
-  ExpectInvalid("just text\n", "test.yaml:1: ", {"expected a map", "\"just text\""});
-  ExpectInvalid("plugins:\n  name: cpu\n",
-                "test.yaml:1: plugins: ", {"expected a sequence, got a map"});
-  ExpectInvalid("plugins:\n  - cpu\n", "test.yaml:2: plugins[0]: ",
-                {"expected a map with a name or a path", "got \"cpu\""});
-  ExpectInvalid("plugin_paths: /opt/lib\n",
-                "test.yaml:1: plugin_paths: ", {"expected a sequence, got \"/opt/lib\""});
-  ExpectInvalid("plugin_paths:\n  - [a]\n",
-                "test.yaml:2: plugin_paths[0]: ", {"expected a directory, got a sequence"});
-  ExpectInvalid("devices:\n  - CPU\n",
-                "test.yaml:1: devices: ", {"expected a map, got a sequence"});
-  ExpectInvalid("devices:\n  CPU: 2\n",
-                "test.yaml:2: devices.CPU: ", {"expected a map, got \"2\""});
-  ExpectInvalid("threads: 4\n", "test.yaml:1: threads: ", {"expected a map, got \"4\""});
-  ExpectInvalid("logging:\n  level: [info]\n",
-                "test.yaml:2: logging.level: ", {"expected a log level, got a sequence"});
-  ExpectInvalid("plugins:\n  - name: cpu\n    options: [a, b]\n",
-                "test.yaml:3: plugins[0].options: ", {"expected a map, got a sequence"});
+  ExpectInvalidConfig("- plugins\n",
+                      "test.yaml:1: ", {"expected a map", "top level", "a sequence"});
+  ExpectInvalidConfig("just text\n", "test.yaml:1: ", {"expected a map", "\"just text\""});
+  ExpectInvalidConfig("plugins:\n  name: cpu\n",
+                      "test.yaml:1: plugins: ", {"expected a sequence, got a map"});
+  ExpectInvalidConfig("plugins:\n  - cpu\n", "test.yaml:2: plugins[0]: ",
+                      {"expected a map with a name or a path", "got \"cpu\""});
+  ExpectInvalidConfig("plugin_paths: /opt/lib\n",
+                      "test.yaml:1: plugin_paths: ", {"expected a sequence, got \"/opt/lib\""});
+  ExpectInvalidConfig("plugin_paths:\n  - [a]\n",
+                      "test.yaml:2: plugin_paths[0]: ", {"expected a directory, got a sequence"});
+  ExpectInvalidConfig("devices:\n  - CPU\n",
+                      "test.yaml:1: devices: ", {"expected a map, got a sequence"});
+  ExpectInvalidConfig("devices:\n  CPU: 2\n",
+                      "test.yaml:2: devices.CPU: ", {"expected a map, got \"2\""});
+  ExpectInvalidConfig("threads: 4\n", "test.yaml:1: threads: ", {"expected a map, got \"4\""});
+  ExpectInvalidConfig("logging:\n  level: [info]\n",
+                      "test.yaml:2: logging.level: ", {"expected a log level, got a sequence"});
+  ExpectInvalidConfig("plugins:\n  - name: cpu\n    options: [a, b]\n",
+                      "test.yaml:3: plugins[0].options: ", {"expected a map, got a sequence"});
 }
 
 TEST(ConfigErrors, UnknownTopLevelKeySuggestsTheClosest) {
-  ExpectInvalid("devices: {}\nplugns:\n  - name: cpu\n", "test.yaml:2: plugns: ",
-                {"unknown key", "did you mean \"plugins\"?", "plugin_paths, plugins, devices"});
-  ExpectInvalid("Logging: {level: info}\n",
-                "test.yaml:1: Logging: ", {"did you mean \"logging\"?"});
+  ExpectInvalidConfig(
+      "devices: {}\nplugns:\n  - name: cpu\n", "test.yaml:2: plugns: ",
+      {"unknown key", "did you mean \"plugins\"?", "plugin_paths, plugins, devices"});
+  ExpectInvalidConfig("Logging: {level: info}\n",
+                      "test.yaml:1: Logging: ", {"did you mean \"logging\"?"});
 }
 
 TEST(ConfigErrors, UnknownKeysAtEveryLevel) {
-  ExpectInvalid(
+  ExpectInvalidConfig(
       "plugins:\n  - name: cpu\n    requried: false\n",
       "test.yaml:3: plugins[0].requried: ", {"unknown key", "did you mean \"required\"?"});
-  ExpectInvalid("devices:\n  CPU:\n    count: 1\n    cont: 2\n",
-                "test.yaml:4: devices.CPU.cont: ", {"unknown key", "did you mean \"count\"?"});
-  ExpectInvalid("devices:\n  CPU: {memory_limt: 1}\n",
-                "test.yaml:2: devices.CPU.memory_limt: ", {"did you mean \"memory_limit\"?"});
-  ExpectInvalid("threads:\n  intra_ops: 2\n",
-                "test.yaml:2: threads.intra_ops: ", {"did you mean \"intra_op\"?"});
-  ExpectInvalid("optimizer:\n  constant_foldng: false\n",
-                "test.yaml:2: optimizer.constant_foldng: ", {"did you mean \"constant_folding\"?"});
-  ExpectInvalid("placement:\n  cost_model: measureed\n",
-                "test.yaml:2: placement.cost_model: ", {"did you mean \"measured\"?"});
-  ExpectInvalid("logging:\n  lvel: info\n",
-                "test.yaml:2: logging.lvel: ", {"did you mean \"level\"?"});
+  ExpectInvalidConfig(
+      "devices:\n  CPU:\n    count: 1\n    cont: 2\n",
+      "test.yaml:4: devices.CPU.cont: ", {"unknown key", "did you mean \"count\"?"});
+  ExpectInvalidConfig("devices:\n  CPU: {memory_limt: 1}\n",
+                      "test.yaml:2: devices.CPU.memory_limt: ", {"did you mean \"memory_limit\"?"});
+  ExpectInvalidConfig("threads:\n  intra_ops: 2\n",
+                      "test.yaml:2: threads.intra_ops: ", {"did you mean \"intra_op\"?"});
+  ExpectInvalidConfig(
+      "optimizer:\n  constant_foldng: false\n",
+      "test.yaml:2: optimizer.constant_foldng: ", {"did you mean \"constant_folding\"?"});
+  ExpectInvalidConfig("placement:\n  cost_model: measureed\n",
+                      "test.yaml:2: placement.cost_model: ", {"did you mean \"measured\"?"});
+  ExpectInvalidConfig("logging:\n  lvel: info\n",
+                      "test.yaml:2: logging.lvel: ", {"did you mean \"level\"?"});
 }
 
 TEST(ConfigTest, ThreadsOptimizerAndPlacement) {
@@ -332,7 +351,7 @@ TEST(ConfigTest, ThreadsOptimizerAndPlacement) {
       "threads: {intra_op: 3, inter_op: 5}\n"
       "optimizer: {common_subexpression_elimination: false, constant_folding: false}\n"
       "placement: {cost_model: static}\n",
-      kSource);
+      kConfigSource);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->intra_op_threads, 3);
   EXPECT_EQ(c->inter_op_threads, 5);
@@ -342,48 +361,48 @@ TEST(ConfigTest, ThreadsOptimizerAndPlacement) {
 }
 
 TEST(ConfigErrors, UnknownKeyFarFromEveryKnownKeyHasNoSuggestion) {
-  StatusOr<Config> c = Config::FromString("cluster:\n  jobs: []\n", kSource);
+  StatusOr<Config> c = Config::FromString("checkpoints:\n  every: 100\n", kConfigSource);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
-  EXPECT_THAT(c.status().message(), StartsWith("test.yaml:1: cluster: unknown key"));
+  EXPECT_THAT(c.status().message(), StartsWith("test.yaml:1: checkpoints: unknown key"));
   EXPECT_THAT(c.status().message(), ::testing::Not(HasSubstr("did you mean")));
 }
 
 TEST(ConfigErrors, DuplicateKey) {
-  ExpectInvalid("threads:\n  intra_op: 1\nlogging: {level: info}\nthreads:\n  intra_op: 2\n",
-                "test.yaml:4: threads: ", {"duplicate key (first at line 1)"});
-  ExpectInvalid("devices:\n  CPU: {count: 1, count: 2}\n",
-                "test.yaml:2: devices.CPU.count: ", {"duplicate key"});
+  ExpectInvalidConfig("threads:\n  intra_op: 1\nlogging: {level: info}\nthreads:\n  intra_op: 2\n",
+                      "test.yaml:4: threads: ", {"duplicate key (first at line 1)"});
+  ExpectInvalidConfig("devices:\n  CPU: {count: 1, count: 2}\n",
+                      "test.yaml:2: devices.CPU.count: ", {"duplicate key"});
 }
 
 TEST(ConfigErrors, PluginWithBothNameAndPath) {
-  ExpectInvalid("plugins:\n  - name: cpu\n  - name: x\n    path: libx.so\n",
-                "test.yaml:3: plugins[1]: ", {"either name or path, not both"});
+  ExpectInvalidConfig("plugins:\n  - name: cpu\n  - name: x\n    path: libx.so\n",
+                      "test.yaml:3: plugins[1]: ", {"either name or path, not both"});
 }
 
 TEST(ConfigErrors, PluginWithNeitherNameNorPath) {
-  ExpectInvalid("plugins:\n  - required: false\n",
-                "test.yaml:2: plugins[0]: ", {"expected a name", "or a path"});
-  ExpectInvalid("plugins:\n  - name: \"\"\n",
-                "test.yaml:2: plugins[0].name: ", {"expected a plugin name, got an empty string"});
+  ExpectInvalidConfig("plugins:\n  - required: false\n",
+                      "test.yaml:2: plugins[0]: ", {"expected a name", "or a path"});
+  ExpectInvalidConfig("plugins:\n  - name: \"\"\n", "test.yaml:2: plugins[0].name: ",
+                      {"expected a plugin name, got an empty string"});
 }
 
 TEST(ConfigErrors, PluginListedTwice) {
-  ExpectInvalid("plugins:\n  - name: cpu\n  - name: cpu\n    required: false\n",
-                "test.yaml:3: plugins[1]: ", {"cpu is listed twice", "test.yaml:2"});
+  ExpectInvalidConfig("plugins:\n  - name: cpu\n  - name: cpu\n    required: false\n",
+                      "test.yaml:3: plugins[1]: ", {"cpu is listed twice", "test.yaml:2"});
 }
 
 TEST(ConfigErrors, BadPluginName) {
-  ExpectInvalid("plugins:\n  - name: lib/cpu.so\n",
-                "test.yaml:2: plugins[0].name: ", {"expected a plugin name", "use path"});
+  ExpectInvalidConfig("plugins:\n  - name: lib/cpu.so\n",
+                      "test.yaml:2: plugins[0].name: ", {"expected a plugin name", "use path"});
 }
 
 TEST(ConfigErrors, BadDeviceTypeName) {
-  ExpectInvalid("devices:\n  CPU: {}\n  cpu: {count: 2}\n",
-                "test.yaml:3: devices.cpu: ", {"upper case", "did you mean \"CPU\"?"});
-  ExpectInvalid("devices:\n  GPU-0:\n    count: 1\n",
-                "test.yaml:2: devices.GPU-0: ", {"upper case"});
-  ExpectInvalid("devices:\n  \"\": {}\n", "test.yaml:2: devices.: ", {"upper case"});
+  ExpectInvalidConfig("devices:\n  CPU: {}\n  cpu: {count: 2}\n",
+                      "test.yaml:3: devices.cpu: ", {"upper case", "did you mean \"CPU\"?"});
+  ExpectInvalidConfig("devices:\n  GPU-0:\n    count: 1\n",
+                      "test.yaml:2: devices.GPU-0: ", {"upper case"});
+  ExpectInvalidConfig("devices:\n  \"\": {}\n", "test.yaml:2: devices.: ", {"upper case"});
 }
 
 TEST(ConfigErrors, BadSizes) {
@@ -404,16 +423,17 @@ TEST(ConfigErrors, BadSizes) {
       {"{a: 1}", "expected a size in bytes"},
   };
   for (const auto& [text, what] : cases) {
-    ExpectInvalid(std::string("devices:\n  CPU:\n    count: 1\n    memory_limit: ") + text + "\n",
-                  "test.yaml:4: devices.CPU.memory_limit: ", {what});
+    ExpectInvalidConfig(
+        std::string("devices:\n  CPU:\n    count: 1\n    memory_limit: ") + text + "\n",
+        "test.yaml:4: devices.CPU.memory_limit: ", {what});
   }
 }
 
 TEST(ConfigErrors, NegativeNumbers) {
-  ExpectInvalid("devices:\n  CPU:\n    count: -1\n",
-                "test.yaml:3: devices.CPU.count: ", {"expected a non-negative integer, got -1"});
-  ExpectInvalid("threads: {intra_op: -4}\n",
-                "test.yaml:1: threads.intra_op: ", {"expected a non-negative integer, got -4"});
+  ExpectInvalidConfig("devices:\n  CPU:\n    count: -1\n", "test.yaml:3: devices.CPU.count: ",
+                      {"expected a non-negative integer, got -1"});
+  ExpectInvalidConfig("threads: {intra_op: -4}\n", "test.yaml:1: threads.intra_op: ",
+                      {"expected a non-negative integer, got -4"});
 }
 
 TEST(ConfigErrors, NotAnInteger) {
@@ -425,35 +445,36 @@ TEST(ConfigErrors, NotAnInteger) {
       c.status(),
       errors::InvalidArgument(
           "config/x.yaml:7: devices.CPU.count: expected a non-negative integer, got \"two\""));
-  ExpectInvalid("threads:\n  intra_op: 1.5\n", "test.yaml:2: threads.intra_op: ",
-                {"expected a non-negative integer, got \"1.5\""});
-  ExpectInvalid("threads:\n  intra_op:\n", "test.yaml:2: threads.intra_op: ",
-                {"expected a non-negative integer, got nothing"});
-  ExpectInvalid("devices:\n  CPU: {count: 3000000000}\n",
-                "test.yaml:2: devices.CPU.count: ", {"no larger than 2147483647"});
+  ExpectInvalidConfig("threads:\n  intra_op: 1.5\n", "test.yaml:2: threads.intra_op: ",
+                      {"expected a non-negative integer, got \"1.5\""});
+  ExpectInvalidConfig("threads:\n  intra_op:\n", "test.yaml:2: threads.intra_op: ",
+                      {"expected a non-negative integer, got nothing"});
+  ExpectInvalidConfig("devices:\n  CPU: {count: 3000000000}\n",
+                      "test.yaml:2: devices.CPU.count: ", {"no larger than 2147483647"});
 }
 
 TEST(ConfigErrors, BadBooleans) {
-  ExpectInvalid("plugins:\n  - name: cpu\n    required: yes\n",
-                "test.yaml:3: plugins[0].required: ", {"expected true or false, got \"yes\""});
-  ExpectInvalid("devices:\n  CPU:\n    required: 1\n",
-                "test.yaml:3: devices.CPU.required: ", {"expected true or false, got \"1\""});
-  ExpectInvalid("devices:\n  CPU:\n    required:\n",
-                "test.yaml:3: devices.CPU.required: ", {"expected true or false, got nothing"});
+  ExpectInvalidConfig(
+      "plugins:\n  - name: cpu\n    required: yes\n",
+      "test.yaml:3: plugins[0].required: ", {"expected true or false, got \"yes\""});
+  ExpectInvalidConfig("devices:\n  CPU:\n    required: 1\n",
+                      "test.yaml:3: devices.CPU.required: ", {"expected true or false, got \"1\""});
+  ExpectInvalidConfig("devices:\n  CPU:\n    required:\n", "test.yaml:3: devices.CPU.required: ",
+                      {"expected true or false, got nothing"});
 }
 
 TEST(ConfigErrors, BadLogLevel) {
-  ExpectInvalid(
+  ExpectInvalidConfig(
       "logging:\n  level: warnig\n", "test.yaml:2: logging.level: ",
       {"expected one of debug, info, warning, error, got \"warnig\"", "did you mean \"warning\"?"});
-  ExpectInvalid("logging:\n  level: INFO\n",
-                "test.yaml:2: logging.level: ", {"did you mean \"info\"?"});
+  ExpectInvalidConfig("logging:\n  level: INFO\n",
+                      "test.yaml:2: logging.level: ", {"did you mean \"info\"?"});
 }
 
 TEST(ConfigErrors, OptionValuesMustBeScalars) {
-  ExpectInvalid("plugins:\n  - name: cpu\n    options:\n      pool: [1, 2]\n",
-                "test.yaml:4: plugins[0].options.pool: ", {"expected a scalar value"});
-  ExpectInvalid(
+  ExpectInvalidConfig("plugins:\n  - name: cpu\n    options:\n      pool: [1, 2]\n",
+                      "test.yaml:4: plugins[0].options.pool: ", {"expected a scalar value"});
+  ExpectInvalidConfig(
       "devices:\n  CPU:\n    options: {numa:}\n",
       "test.yaml:3: devices.CPU.options.numa: ", {"expected a scalar value", "got nothing"});
 }

@@ -19,11 +19,13 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <span>
 #include <sstream>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "plugin/cluster_config.h"
 #include "plugin/log.h"
 
 namespace cfx {
@@ -144,38 +146,58 @@ bool IsPluginName(std::string_view s) {
   });
 }
 
-constexpr std::string_view kSizeExpected =
-    "a size in bytes: an integer, or a number with a unit (B, KB, MB, GB, TB, KiB, MiB, "
-    "GiB, TiB) such as \"512MiB\" or \"1.5GB\"; 0 = unlimited";
+// A number with an optional unit that the config reads exactly, as an int64 count of its
+// smallest unit: a size (bytes) or a duration (milliseconds).
+struct QuantityUnit {
+  std::string_view name;  // "" = no unit: the smallest
+  uint64_t multiplier;    // how many of the smallest unit one of this unit is
+};
+struct Quantity {
+  std::string_view noun;      // "size"
+  std::string_view smallest;  // "bytes"
+  std::string_view expected;  // what a valid value looks like, for messages
+  std::span<const QuantityUnit> units;
+};
 
-// Parses a size such as "4096", "512MiB", "1.5GB" or "2 KiB" into bytes, exactly (no floating
-// point). On failure the message says what was expected: a size at all, a non-negative one, a
-// whole number of bytes, or one that fits in int64.
-StatusOr<int64_t> ParseSize(std::string_view text) {
-  struct Unit {
-    std::string_view name;
-    uint64_t multiplier;
-  };
-  static constexpr Unit kUnits[] = {{"", 1},
-                                    {"B", 1},
-                                    {"KB", 1000},
-                                    {"kB", 1000},
-                                    {"MB", 1000000},
-                                    {"GB", 1000000000},
-                                    {"TB", 1000000000000},
-                                    {"KiB", 1ull << 10},
-                                    {"MiB", 1ull << 20},
-                                    {"GiB", 1ull << 30},
-                                    {"TiB", 1ull << 40}};
-  const Status too_large = errors::InvalidArgument("expected a size below 2^63 bytes");
+constexpr QuantityUnit kSizeUnits[] = {{"", 1},
+                                       {"B", 1},
+                                       {"KB", 1000},
+                                       {"kB", 1000},
+                                       {"MB", 1000000},
+                                       {"GB", 1000000000},
+                                       {"TB", 1000000000000},
+                                       {"KiB", 1ull << 10},
+                                       {"MiB", 1ull << 20},
+                                       {"GiB", 1ull << 30},
+                                       {"TiB", 1ull << 40}};
+constexpr Quantity kSize = {
+    "size", "bytes",
+    "a size in bytes: an integer, or a number with a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, "
+    "TiB) such as \"512MiB\" or \"1.5GB\"; 0 = unlimited",
+    kSizeUnits};
+
+constexpr QuantityUnit kDurationUnits[] = {
+    {"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60 * 1000}, {"h", 60 * 60 * 1000}};
+constexpr Quantity kDuration = {
+    "duration", "milliseconds",
+    "a duration: an integer number of milliseconds, or a number with a unit (ms, s, m, h) such "
+    "as \"500ms\", \"30s\" or \"1.5m\"",
+    kDurationUnits};
+
+// Parses a quantity such as "4096", "512MiB", "1.5GB", "2 KiB" or "30s" into its smallest unit,
+// exactly (no floating point). On failure the message says what was expected: a quantity at
+// all, a non-negative one, a whole number of the smallest unit, or one that fits in int64.
+StatusOr<int64_t> ParseQuantity(std::string_view text, const Quantity& kind) {
+  const Status too_large =
+      errors::InvalidArgument("expected a ", kind.noun, " below 2^63 ", kind.smallest);
   if (!text.empty() && text[0] == '-')
-    return errors::InvalidArgument("expected a non-negative size");
+    return errors::InvalidArgument("expected a non-negative ", kind.noun);
   const char* p = text.data();
   const char* end = text.data() + text.size();
   uint64_t whole = 0;
   auto [after_whole, ec] = std::from_chars(p, end, whole);
   if (ec == std::errc::result_out_of_range) return too_large;
-  if (ec != std::errc()) return errors::InvalidArgument("expected ", kSizeExpected);
+  if (ec != std::errc()) return errors::InvalidArgument("expected ", kind.expected);
   p = after_whole;
   // The fraction as numerator / denominator (a power of 10), trailing zeros dropped.
   uint64_t numerator = 0, denominator = 1;
@@ -185,7 +207,7 @@ StatusOr<int64_t> ParseSize(std::string_view text) {
     const char* last = p;
     while (last != digits && last[-1] == '0') --last;
     if (p == digits || last - digits > 18)
-      return errors::InvalidArgument("expected ", kSizeExpected);
+      return errors::InvalidArgument("expected ", kind.expected);
     for (const char* d = digits; d != last; ++d) {
       numerator = numerator * 10 + static_cast<uint64_t>(*d - '0');
       denominator *= 10;
@@ -193,9 +215,9 @@ StatusOr<int64_t> ParseSize(std::string_view text) {
   }
   while (p != end && *p == ' ') ++p;
   std::string_view unit_name(p, static_cast<size_t>(end - p));
-  const Unit* unit = std::find_if(std::begin(kUnits), std::end(kUnits),
-                                  [&](const Unit& u) { return u.name == unit_name; });
-  if (unit == std::end(kUnits)) return errors::InvalidArgument("expected ", kSizeExpected);
+  auto unit = std::find_if(kind.units.begin(), kind.units.end(),
+                           [&](const QuantityUnit& u) { return u.name == unit_name; });
+  if (unit == kind.units.end()) return errors::InvalidArgument("expected ", kind.expected);
   // whole * multiplier + numerator * multiplier / denominator, where the second term must be a
   // whole number: reduce the fraction, then the denominator must divide the multiplier.
   const uint64_t multiplier = unit->multiplier;
@@ -203,13 +225,13 @@ StatusOr<int64_t> ParseSize(std::string_view text) {
   numerator /= g;
   denominator /= g;
   if (multiplier % denominator != 0)
-    return errors::InvalidArgument("expected a whole number of bytes");
+    return errors::InvalidArgument("expected a whole number of ", kind.smallest);
   const uint64_t limit = std::numeric_limits<int64_t>::max();
-  const uint64_t bytes_per_numerator = multiplier / denominator;
-  if (whole > limit / multiplier || numerator > limit / bytes_per_numerator ||
-      whole * multiplier > limit - numerator * bytes_per_numerator)
+  const uint64_t per_numerator = multiplier / denominator;
+  if (whole > limit / multiplier || numerator > limit / per_numerator ||
+      whole * multiplier > limit - numerator * per_numerator)
     return too_large;
-  return static_cast<int64_t>(whole * multiplier + numerator * bytes_per_numerator);
+  return static_cast<int64_t>(whole * multiplier + numerator * per_numerator);
 }
 
 // Resolves a path written in the config against the directory of the config file ("" when the
@@ -290,12 +312,12 @@ class Parser {
     if (!root.node.IsMap())
       return Error(root,
                    "expected a map of sections (plugin_paths, plugins, devices, threads, "
-                   "optimizer, placement, logging) at the top level, got " +
+                   "optimizer, placement, logging, cluster) at the top level, got " +
                        Describe(root.node));
     CFX_RETURN_IF_ERROR(
         ForEachEntry(root,
                      {"plugin_paths", "plugins", "devices", "threads", "optimizer", "placement",
-                      "logging"},
+                      "logging", "cluster"},
                      [&](const Entry& e) -> Status {
                        if (e.key == "plugin_paths")
                          return ParsePluginPaths(e.value, &config.plugin_paths);
@@ -304,6 +326,7 @@ class Parser {
                        if (e.key == "threads") return ParseThreads(e.value, &config);
                        if (e.key == "optimizer") return ParseOptimizer(e.value, &config);
                        if (e.key == "placement") return ParsePlacement(e.value, &config);
+                       if (e.key == "cluster") return ParseCluster(e.value, &config.cluster);
                        return ParseLogging(e.value, &config.log_level);  // "logging"
                      }));
     return config;
@@ -404,7 +427,8 @@ class Parser {
                             device->count = static_cast<int>(count);
                             return Status();
                           }
-                          if (e.key == "memory_limit") return Size(e.value, &device->memory_limit);
+                          if (e.key == "memory_limit")
+                            return QuantityOf(e.value, kSize, &device->memory_limit);
                           if (e.key == "required") return Bool(e.value, &device->required);
                           return Options(e.value, &device->options);  // "options"
                         });
@@ -447,6 +471,124 @@ class Parser {
                                 Describe(e.value.node) +
                                 DidYouMean(*level, {"debug", "info", "warning", "error"}));
     });
+  }
+
+  // The lines that messages about a `cluster:` section name, by internal::ClusterSpot.
+  struct ClusterLines {
+    int jobs = 0, chief = 0, ranks = 0;
+    std::vector<int> job_names, job_tasks, rank_entries;
+
+    int Of(const internal::ClusterSpot& spot) const {
+      switch (spot.kind) {
+        case internal::ClusterSpot::kJobs:
+          return jobs;
+        case internal::ClusterSpot::kJobName:
+          return job_names[spot.index];
+        case internal::ClusterSpot::kJobTasks:
+          return job_tasks[spot.index];
+        case internal::ClusterSpot::kChief:
+          return chief;
+        case internal::ClusterSpot::kRanks:
+          return ranks;
+        case internal::ClusterSpot::kRank:
+          return rank_entries[spot.index];
+      }
+      return jobs;
+    }
+  };
+
+  // `cluster:`. Its jobs, chief and ranks are checked together once the section is read (keys
+  // come in any order), by the resolution ClusterConfig::Resolve uses.
+  Status ParseCluster(const Located& at, ClusterConfig* cluster) const {
+    if (at.node.IsNull()) return Status();  // `cluster:` alone: one process, as when absent
+    ClusterLines lines;
+    lines.jobs = lines.chief = lines.ranks = at.line;
+    CFX_RETURN_IF_ERROR(ForEachEntry(
+        at,
+        {"transport", "transport_options", "chief", "jobs", "ranks", "step_timeout", "heartbeat"},
+        [&](const Entry& e) -> Status {
+          if (e.key == "transport") {
+            CFX_ASSIGN_OR_RETURN(cluster->transport, NonEmptyString(e.value, "a transport name"));
+            if (IsPluginName(cluster->transport)) return Status();
+            return Error(e.value, StrCat("expected a transport name of letters, digits, '-' "
+                                         "and '_' (e.g. mpi), got ",
+                                         Describe(e.value.node)));
+          }
+          if (e.key == "transport_options") return Options(e.value, &cluster->transport_options);
+          if (e.key == "chief") {
+            lines.chief = e.value.line;
+            CFX_ASSIGN_OR_RETURN(cluster->chief,
+                                 NonEmptyString(e.value, "a task as job:index (e.g. worker:0)"));
+            return Status();
+          }
+          if (e.key == "jobs") {
+            lines.jobs = e.value.line;
+            return ForEachItem(e.value, [&](const Located& item) -> Status {
+              lines.job_names.push_back(item.line);
+              lines.job_tasks.push_back(item.line);
+              cluster->jobs.emplace_back();
+              return ParseJob(item, &cluster->jobs.back(), &lines.job_names.back(),
+                              &lines.job_tasks.back());
+            });
+          }
+          if (e.key == "ranks") {
+            lines.ranks = e.value.line;
+            return ForEachItem(e.value, [&](const Located& item) -> Status {
+              lines.rank_entries.push_back(item.line);
+              CFX_ASSIGN_OR_RETURN(std::string task,
+                                   String(item, "a task as job:index (e.g. worker:0)"));
+              cluster->ranks.push_back(std::move(task));
+              return Status();
+            });
+          }
+          if (e.key == "step_timeout")
+            return QuantityOf(e.value, kDuration, &cluster->step_timeout_ms);
+          return ParseHeartbeat(e.value, cluster);  // "heartbeat"
+        }));
+    cluster->enabled = true;
+    cluster->source = StrCat(source_, ":", at.line);
+    internal::ClusterSpot spot;
+    StatusOr<internal::ResolvedCluster> resolved = internal::ResolveCluster(*cluster, &spot);
+    if (!resolved.ok())
+      return Error(Located{at.node, spot.Path(), lines.Of(spot)}, resolved.status().message());
+    return Status();
+  }
+
+  // One item of `cluster.jobs`; sets the lines of its name and its task count where given.
+  Status ParseJob(const Located& at, ClusterJob* job, int* name_line, int* tasks_line) const {
+    if (!at.node.IsMap())
+      return Error(at, StrCat("expected a map with a name and tasks (e.g. {name: worker, "
+                              "tasks: 2}), got ",
+                              Describe(at.node)));
+    job->source = StrCat(source_, ":", at.line);
+    return ForEachEntry(at, {"name", "tasks", "devices"}, [&](const Entry& e) -> Status {
+      if (e.key == "name") {
+        *name_line = e.value.line;
+        CFX_ASSIGN_OR_RETURN(job->name, String(e.value, "a job name"));
+        return Status();
+      }
+      if (e.key == "tasks") {
+        *tasks_line = e.value.line;
+        CFX_ASSIGN_OR_RETURN(int64_t tasks, NonNegativeInt(e.value));
+        job->tasks = static_cast<int>(tasks);
+        return Status();
+      }
+      return ParseDevices(e.value, &job->devices);  // "devices"
+    });
+  }
+
+  Status ParseHeartbeat(const Located& at, ClusterConfig* cluster) const {
+    CFX_RETURN_IF_ERROR(ForEachEntry(at, {"interval", "timeout"}, [&](const Entry& e) -> Status {
+      int64_t* ms =
+          e.key == "interval" ? &cluster->heartbeat_interval_ms : &cluster->heartbeat_timeout_ms;
+      return QuantityOf(e.value, kDuration, ms);
+    }));
+    if (cluster->heartbeat_interval_ms == 0 ||
+        cluster->heartbeat_timeout_ms > cluster->heartbeat_interval_ms)
+      return Status();
+    return Error(at, StrCat("expected a timeout longer than the interval, got timeout ",
+                            cluster->heartbeat_timeout_ms, " ms and interval ",
+                            cluster->heartbeat_interval_ms, " ms"));
   }
 
   // --- Node kinds and scalars. Each returns an error naming `at` when the node is not the
@@ -537,12 +679,13 @@ class Parser {
     return Status();
   }
 
-  Status Size(const Located& at, int64_t* out) const {
-    CFX_ASSIGN_OR_RETURN(std::string s, String(at, kSizeExpected));
-    StatusOr<int64_t> bytes = ParseSize(s);
-    if (!bytes.ok())
-      return Error(at, StrCat(bytes.status().message(), ", got ", Describe(at.node)));
-    *out = *bytes;
+  // A size in bytes or a duration in milliseconds (kSize, kDuration).
+  Status QuantityOf(const Located& at, const Quantity& kind, int64_t* out) const {
+    CFX_ASSIGN_OR_RETURN(std::string s, String(at, kind.expected));
+    StatusOr<int64_t> value = ParseQuantity(s, kind);
+    if (!value.ok())
+      return Error(at, StrCat(value.status().message(), ", got ", Describe(at.node)));
+    *out = *value;
     return Status();
   }
 
