@@ -6,6 +6,7 @@
 //   conflux run GRAPH [--feed NODE[:PORT]=FILE.npy]... [--fetch NODE[:PORT]]... [--target NODE]...
 //               [--out DIR] [--trace FILE.json] [--timeout-ms N] [--config F] [--plugin P]...
 //   conflux graph place GRAPH [--config F] [--plugin P]...
+//   conflux cluster [--config F]
 //   conflux version
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_command.h"
 #include "conflux/config.h"
 #include "conflux/graph.h"
 #include "conflux/kernel_runner.h"
@@ -45,6 +47,9 @@ constexpr const char* kUsage = R"(usage:
   conflux graph place GRAPH [--config FILE] [--plugin NAME|PATH]...
       places every node on the config's devices with the static cost model; prints each node's
       device and estimated start and finish, and the estimated step time
+  conflux cluster [--config FILE]
+      the cluster the config's cluster: section describes: per MPI rank its task, whether it is
+      the chief and the devices it creates, and the mpirun command line that launches it
   conflux version
 options:
   --config FILE   YAML config (default: the built-in config/local.yaml)
@@ -106,13 +111,14 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
   return a;
 }
 
+// --config's file, else the built-in default.
+StatusOr<Config> LoadConfig(const Args& a) {
+  if (a.config.empty()) return Config::Default();
+  return Config::FromFile(a.config);
+}
+
 StatusOr<std::unique_ptr<Runtime>> MakeRuntime(const Args& a) {
-  Config config;
-  if (a.config.empty()) {
-    config = Config::Default();
-  } else {
-    CFX_ASSIGN_OR_RETURN(config, Config::FromFile(a.config));
-  }
+  CFX_ASSIGN_OR_RETURN(Config config, LoadConfig(a));
   for (const std::string& p : a.plugins) {
     PluginSpec spec;
     if (p.find('/') != std::string::npos || p.ends_with(".so"))
@@ -257,6 +263,15 @@ int Main(int argc, char** argv) {
   bool graph = pos[0] == "graph" && pos.size() == 3 &&
                (pos[1] == "show" || pos[1] == "eval" || pos[1] == "place");
   bool run = pos[0] == "run" && pos.size() == 2;
+  if (pos[0] == "cluster" && pos.size() == 1) {
+    StatusOr<Config> config = LoadConfig(*args);
+    if (!config.ok()) return Fail(config.status());
+    StatusOr<std::string> report = DescribeCluster(
+        *config, args->config.empty() ? "the built-in config/local.yaml" : args->config, argv[0]);
+    if (!report.ok()) return Fail(report.status());
+    std::printf("%s", report->c_str());
+    return 0;
+  }
   if (!plugins && !graph && !run) {
     std::fprintf(stderr, "conflux: unknown command '%s'\n%s", Join(pos, " ").c_str(), kUsage);
     return 2;
