@@ -3,6 +3,9 @@
 // host of any minor.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "conflux/runtime.h"
 #include "conflux/sdk/status.h"
 #include "kernel_test_util.h"
@@ -72,13 +75,18 @@ TEST(HostTables, SdkReadsAnOlderHostThroughTheFlatFields) {
 }
 
 // A plugin built for minor 2 gets minor 2 and runs through the flat fields (the SDK's fallback);
-// the in-tree plugins get this host's minor.
+// the one built against the frozen 1.3 headers gets minor 3 (abi13_plugin_test.cc runs it); the
+// in-tree plugins get this host's minor.
 TEST(HostTables, EachPluginGetsTheSmallerMinor) {
-  auto rt = test::RuntimeWithFixture("minor2");
+  auto rt = test::RuntimeWithFixtures({"minor2", "abi13"});
   ASSERT_TRUE(rt.ok()) << rt.status();
-  for (const LoadedPluginInfo& p : (*rt)->plugins())
-    EXPECT_EQ(p.abi_minor, p.name == "fixture" ? 2u : static_cast<uint32_t>(CFX_ABI_MINOR))
+  const std::map<std::string, uint32_t> built_for = {{"fixture", 2}, {"abi13", 3}};
+  ASSERT_EQ((*rt)->plugins().size(), 4u);  // cpu, ops-nn and the two fixtures
+  for (const LoadedPluginInfo& p : (*rt)->plugins()) {
+    auto it = built_for.find(p.name);
+    EXPECT_EQ(p.abi_minor, it != built_for.end() ? it->second : uint32_t{CFX_ABI_MINOR})
         << p.name;
+  }
   NodeDef node = test::MakeNode("FixtureScale", 1, {{"scale", AttrValue::Float(3)}});
   auto out = RunKernelOnce(**rt, (*rt)->FindDevice("CPU:0").value(), node,
                            {test::MakeTensor<float>({2}, {1, -2})});

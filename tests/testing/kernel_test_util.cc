@@ -13,12 +13,14 @@ namespace cfx::test {
 std::string BuildPluginDir() { return CONFLUX_BUILD_PLUGIN_DIR; }
 std::string FixturePluginDir() { return CONFLUX_FIXTURE_PLUGIN_DIR; }
 
-StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixture(const std::string& name) {
+StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixtures(const std::vector<std::string>& names) {
   Config config = Config::Default();
   config.plugin_paths.insert(config.plugin_paths.begin(), BuildPluginDir());
-  PluginSpec fixture;
-  fixture.path = FixturePluginDir() + "/libconflux_fixture_" + name + ".so";
-  config.plugins.push_back(fixture);
+  for (const std::string& name : names) {
+    PluginSpec fixture;
+    fixture.path = FixturePluginDir() + "/libconflux_fixture_" + name + ".so";
+    config.plugins.push_back(fixture);
+  }
   return Runtime::Create(config);
 }
 

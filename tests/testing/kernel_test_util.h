@@ -39,8 +39,12 @@ Runtime& TestRuntimeWith(int inter_op_threads, int cpu_devices);
 // The directory of the built in-tree plugins and of the test fixture plugins.
 std::string BuildPluginDir();
 std::string FixturePluginDir();
-// A new Runtime of the default config that also loads libconflux_fixture_<name>.so.
-StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixture(const std::string& name);
+// A new Runtime of the default config that also loads libconflux_fixture_<name>.so for each of
+// `names`, in order.
+StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixtures(const std::vector<std::string>& names);
+inline StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixture(const std::string& name) {
+  return RuntimeWithFixtures({name});
+}
 
 // A NodeDef named "node" for `op` with `num_inputs` data inputs ("in0", "in1", ...) and attrs.
 NodeDef MakeNode(const std::string& op, int num_inputs,
