@@ -309,6 +309,12 @@ TEST(ClusterConfigErrors, NoJobsOrNoTasks) {
   ExpectInvalidConfig("cluster:\n  jobs:\n    - name: ps\n      tasks: 0\n",
                       "test.yaml:4: cluster.jobs[0].tasks: ", {"expected at least 1 task, got 0"});
   ExpectInvalidConfig(
+      "cluster:\n  jobs:\n    - {name: ps, tasks: 24}\n"
+      "    - {name: worker, tasks: 2000000000}\n",
+      "test.yaml:4: cluster.jobs[1].tasks: ",
+      {"expected at most 1048576 tasks in all jobs together, got 2000000000 here "
+       "after 24 in the jobs before"});
+  ExpectInvalidConfig(
       "cluster:\n  jobs:\n    - name: ps\n      tasks: -1\n",
       "test.yaml:4: cluster.jobs[0].tasks: ", {"expected a non-negative integer, got -1"});
 }

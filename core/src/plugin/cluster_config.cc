@@ -8,6 +8,10 @@ namespace cfx {
 namespace internal {
 namespace {
 
+// More ranks than any MPI job runs; a guard against a typo that would make a task table of
+// billions of entries.
+constexpr int kMaxTasks = 1 << 20;
+
 std::string JobNames(const ClusterConfig& cluster) {
   std::string names;
   for (const ClusterJob& job : cluster.jobs) names += (names.empty() ? "" : ", ") + job.name;
@@ -65,10 +69,12 @@ StatusOr<std::vector<int>> CheckJobs(const ClusterConfig& cluster, ClusterSpot* 
                                          : "at " + cluster.jobs[k].source,
                                      ")");
     }
-    if (job.tasks < 1) {
-      *spot = {ClusterSpot::kJobTasks, static_cast<int>(j)};
-      return errors::InvalidArgument("expected at least 1 task, got ", job.tasks);
-    }
+    *spot = {ClusterSpot::kJobTasks, static_cast<int>(j)};
+    if (job.tasks < 1) return errors::InvalidArgument("expected at least 1 task, got ", job.tasks);
+    if (job.tasks > kMaxTasks - num_tasks)
+      return errors::InvalidArgument("expected at most ", kMaxTasks,
+                                     " tasks in all jobs together, got ", job.tasks, " here after ",
+                                     num_tasks, " in the jobs before");
     first_task.push_back(num_tasks);
     num_tasks += job.tasks;
   }
