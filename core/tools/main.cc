@@ -145,6 +145,10 @@ int Plugins(const Runtime& rt) {
     std::printf("    device types: %s; ops: %zu; kernels: %d\n",
                 p.device_types.empty() ? "-" : Join(p.device_types, ", ").c_str(), p.ops.size(),
                 p.num_kernels);
+    if (!p.transports.empty() || !p.collectives.empty())
+      std::printf("    transports: %s; collectives: %s\n",
+                  p.transports.empty() ? "-" : Join(p.transports, ", ").c_str(),
+                  p.collectives.empty() ? "-" : Join(p.collectives, ", ").c_str());
   }
   std::printf("Devices:\n");
   for (const auto& d : rt.devices())

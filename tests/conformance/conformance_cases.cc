@@ -25,6 +25,7 @@
 #include <cstring>
 #include <limits>
 
+#include "conflux/sdk/float16.h"
 #include "conflux/types.h"
 
 namespace cfx::conformance {
@@ -33,41 +34,10 @@ namespace {
 
 using Shape = TensorShape;
 
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffff;
-  if (exp <= 0) return static_cast<uint16_t>(sign);  // the generators draw no subnormals
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) == 0x1000 && (h & 1))) ++h;  // to nearest even
-  return static_cast<uint16_t>(h);
-}
-
-float HalfToFloat(uint16_t h) {
-  int exp = (h >> 10) & 0x1f;
-  int mant = h & 0x3ff;
-  float v = exp == 0    ? std::ldexp(static_cast<float>(mant), -24)
-            : exp == 31 ? (mant ? std::numeric_limits<float>::quiet_NaN()
-                                : std::numeric_limits<float>::infinity())
-                        : std::ldexp(static_cast<float>(mant + 1024), exp - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
-uint16_t FloatToBfloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  return static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-float Bfloat16ToFloat(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
+using sdk::Bfloat16ToFloat;
+using sdk::FloatToBfloat16;
+using sdk::FloatToHalf;
+using sdk::HalfToFloat;
 
 // False when `t` has no numeric representation here (complex, quantized types).
 bool SetElement(Tensor& t, int64_t i, double v) {

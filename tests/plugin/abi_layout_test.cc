@@ -187,7 +187,8 @@ TEST(AbiLayout, HostApi) {
   EXPECT_EQ(offsetof(cfx_host_api, transport), 864u);
 }
 
-// The tables as released in minor 3: struct_size, then one pointer per function.
+// The tables as released in minor 3 (struct_size, then one pointer per function), and the
+// transport table's functions appended in minor 4.
 TEST(AbiLayout, HostTables) {
   constexpr size_t kPtr = sizeof(void*);
   EXPECT_EQ(sizeof(cfx_host_core_api), (1 + 6) * kPtr);
@@ -199,7 +200,7 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(sizeof(cfx_host_state_api), (1 + 12) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_gradient_api), (1 + 20) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_device_api), (1 + 3) * kPtr);
-  EXPECT_EQ(sizeof(cfx_host_transport_api), kPtr);
+  EXPECT_EQ(sizeof(cfx_host_transport_api), (1 + 5) * kPtr);
   EXPECT_EQ(offsetof(cfx_host_core_api, log), 6 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_registration_api, register_gradient), 14 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_attr_api, get_tensor), 13 * kPtr);
@@ -215,6 +216,53 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(offsetof(cfx_host_state_api, variable_release), 12 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_gradient_api, scalar), 20 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_device_api, parallel_for), 3 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_transport_api, register_transport), 1 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_transport_api, register_collectives), 2 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_transport_api, group_rank), 3 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_transport_api, group_size), 4 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_transport_api, group_broadcast), 5 * kPtr);
+}
+
+// Minor 4: transports and collectives (conflux/plugin_transport.h).
+TEST(AbiLayout, TransportStructs) {
+  EXPECT_EQ(sizeof(cfx_host_transport_config), 40u);
+  EXPECT_EQ(offsetof(cfx_host_transport_config, num_options), 8u);
+  EXPECT_EQ(offsetof(cfx_host_transport_config, option_keys), 16u);
+  EXPECT_EQ(offsetof(cfx_host_transport_config, option_values), 24u);
+  EXPECT_EQ(offsetof(cfx_host_transport_config, expected_size), 32u);
+  EXPECT_EQ(sizeof(cfx_transport_funcs), 80u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, rank), 8u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, size), 16u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, set_peer_name), 24u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, describe_peer), 32u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, send), 40u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, recv), 48u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, cancel), 56u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, abort_prefix), 64u);
+  EXPECT_EQ(offsetof(cfx_transport_funcs, device_memory), 72u);
+  EXPECT_EQ(sizeof(cfx_collective_funcs), 32u);
+  EXPECT_EQ(offsetof(cfx_collective_funcs, all_reduce), 8u);
+  EXPECT_EQ(offsetof(cfx_collective_funcs, all_gather), 16u);
+  EXPECT_EQ(offsetof(cfx_collective_funcs, broadcast), 24u);
+  EXPECT_EQ(sizeof(cfx_collectives_desc), 56u);
+  EXPECT_EQ(offsetof(cfx_collectives_desc, name), 8u);
+  EXPECT_EQ(offsetof(cfx_collectives_desc, device_type), 16u);
+  EXPECT_EQ(offsetof(cfx_collectives_desc, state), 24u);
+  EXPECT_EQ(offsetof(cfx_collectives_desc, create), 32u);
+  EXPECT_EQ(offsetof(cfx_collectives_desc, destroy), 40u);
+  EXPECT_EQ(offsetof(cfx_collectives_desc, funcs), 48u);
+  EXPECT_EQ(sizeof(cfx_transport_desc), 56u);
+  EXPECT_EQ(offsetof(cfx_transport_desc, name), 8u);
+  EXPECT_EQ(offsetof(cfx_transport_desc, state), 16u);
+  EXPECT_EQ(offsetof(cfx_transport_desc, create), 24u);
+  EXPECT_EQ(offsetof(cfx_transport_desc, destroy), 32u);
+  EXPECT_EQ(offsetof(cfx_transport_desc, funcs), 40u);
+  EXPECT_EQ(offsetof(cfx_transport_desc, collectives), 48u);
+  EXPECT_EQ(CFX_REDUCE_SUM, 0);
+  EXPECT_EQ(CFX_REDUCE_MEAN, 1);
+  EXPECT_EQ(CFX_REDUCE_MIN, 2);
+  EXPECT_EQ(CFX_REDUCE_MAX, 3);
+  EXPECT_EQ(CFX_REDUCE_PROD, 4);
 }
 
 TEST(AbiLayout, Versions) {

@@ -29,6 +29,8 @@ struct LoadedPluginInfo {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;  // negotiated
   std::vector<std::string> ops, device_types;
+  // Transport names, and collectives as "name (device type)" (plugin ABI minor 4).
+  std::vector<std::string> transports, collectives;
   int num_kernels = 0;
 };
 

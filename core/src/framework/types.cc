@@ -1,13 +1,11 @@
 // DataType names and sizes.
 #include "conflux/types.h"
 
-#include <cmath>
 #include <complex>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 
 #include "conflux/half.h"
+#include "conflux/sdk/float16.h"
 
 namespace cfx {
 namespace {
@@ -60,25 +58,8 @@ StatusOr<DataType> DataTypeFromString(std::string_view name) {
   return errors::InvalidArgument("unknown data type \"", name, "\"");
 }
 
-float HalfToFloat(uint16_t h) {
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  float f;
-  if (exponent == 0)
-    f = std::ldexp(static_cast<float>(mantissa), -24);
-  else if (exponent == 31)
-    f = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  else
-    f = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
-  return (h & 0x8000) ? -f : f;
-}
-
-float Bfloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
+float HalfToFloat(uint16_t h) { return sdk::HalfToFloat(h); }
+float Bfloat16ToFloat(uint16_t b) { return sdk::Bfloat16ToFloat(b); }
 
 bool IsFloatingType(DataType d) {
   return d == DT_HALF || d == DT_BFLOAT16 || d == DT_FLOAT || d == DT_DOUBLE;

@@ -16,6 +16,7 @@
 #include "conflux/kernel_registry.h"
 #include "conflux/op_def.h"
 #include "conflux/plugin_api.h"
+#include "conflux/plugin_transport.h"
 #include "conflux/shape_inference.h"
 #include "conflux/status.h"
 #include "conflux/tensor.h"
@@ -76,6 +77,11 @@ struct cfx_registrar {
   std::vector<const cfx_device_type_desc*> staged_device_types;
   std::vector<std::pair<std::string, cfx::internal::PluginGradient>> staged_gradients;
   const std::map<std::string, cfx::internal::PluginGradient>* gradients = nullptr;
+  // Transports and collectives (minor 4): name -> plugin of those already loaded.
+  const std::map<std::string, std::string>* transports = nullptr;
+  const std::map<std::string, std::string>* collectives = nullptr;  // "name/device type"
+  std::vector<const cfx_transport_desc*> staged_transports;
+  std::vector<const cfx_collectives_desc*> staged_collectives;
   cfx::Status first_error;
 };
 
@@ -99,6 +105,11 @@ inline const KernelContext* FromHandle(const cfx_kernel_context* c) {
 
 // The host function table with the host's own minor version.
 const cfx_host_api* HostApi();
+// The table a plugin negotiated at ABI minor `minor` (<= the host's) gets: HostApi() with that
+// minor, and each table as that minor had it. Plugins keep the pointer for as long as they are
+// loaded, and libraries are never unloaded, so the tables live for the process (one per minor,
+// shared by every Runtime).
+const cfx_host_api* HostApiForMinor(uint32_t minor);
 
 // Wraps a plugin's C shape function as a core ShapeFn.
 ShapeFn WrapShapeFn(cfx_shape_fn fn);

@@ -1,6 +1,9 @@
 // The root table of the host API (cfx_host_api): pointers to the tables by concept
 // (host_api_<table>.cc) and the flat layout of minors 0-2, filled with the same functions.
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "plugin/abi_types.h"
 #include "plugin/host_api_tables.h"
@@ -16,7 +19,6 @@ static_assert((0 CFX_HOST_API_LEGACY_FIELDS(CFX_COUNT_FIELD)) * sizeof(void (*)(
 
 const cfx_host_api* HostApi() {
   static const cfx_host_api api = [] {
-    static const cfx_host_transport_api transport{sizeof(cfx_host_transport_api)};
     cfx_host_api h{};
     h.struct_size = sizeof(h);
     h.abi_major = CFX_ABI_MAJOR;
@@ -30,13 +32,27 @@ const cfx_host_api* HostApi() {
     h.state = HostStateApi();
     h.gradient = HostGradientApi();
     h.device = HostDeviceApi();
-    h.transport = &transport;
+    h.transport = HostTransportApi();
 #define CFX_FLAT_FROM_TABLE(flat, table, field) h.flat = h.table->field;
     CFX_HOST_API_LEGACY_FIELDS(CFX_FLAT_FROM_TABLE)
 #undef CFX_FLAT_FROM_TABLE
     return h;
   }();
   return &api;
+}
+
+const cfx_host_api* HostApiForMinor(uint32_t minor) {
+  static std::mutex mu;
+  static auto* tables = new std::map<uint32_t, std::unique_ptr<cfx_host_api>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& table = (*tables)[minor];
+  if (table == nullptr) {
+    table = std::make_unique<cfx_host_api>(*HostApi());
+    table->abi_minor = minor;
+    // A table that grew after a plugin's minor shows it only what that minor had.
+    if (minor < 4) table->transport = HostTransportApiOfMinor3();
+  }
+  return table.get();
 }
 
 }  // namespace cfx::internal

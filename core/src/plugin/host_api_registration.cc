@@ -9,14 +9,13 @@
 #include "plugin/plugin_struct.h"
 
 namespace cfx::internal {
-namespace {
 
-// A registration error: reported to the plugin and remembered by the registrar, so that a
-// plugin that ignores it still fails to load.
 void RegistrationError(cfx_registrar* r, cfx_status* s, Status error) {
   if (r->first_error.ok()) r->first_error = error;
   SetError(s, std::move(error));
 }
+
+namespace {
 
 // ---- op registration ----
 cfx_op_builder* OpBuilderNew(const char* name) { return new cfx_op_builder(name ? name : ""); }

@@ -25,6 +25,9 @@ const cfx_host_kernel_api* HostKernelApi();
 const cfx_host_state_api* HostStateApi();
 const cfx_host_gradient_api* HostGradientApi();
 const cfx_host_device_api* HostDeviceApi();
+const cfx_host_transport_api* HostTransportApi();
+// The transport table as minor 3 had it (struct_size only): what a plugin of minor <= 3 gets.
+const cfx_host_transport_api* HostTransportApiOfMinor3();
 
 // The table of type T: made once, by `fill` setting its functions, with struct_size set.
 template <typename T, typename Fill>
@@ -40,6 +43,10 @@ const T* StaticTable(Fill fill) {
 
 // Stores `error` in a plugin's status argument (which may be NULL: the plugin does not care).
 void SetError(cfx_status* s, Status error);
+
+// A registration error: reported to the plugin and remembered by the registrar, so that a
+// plugin that ignores it still fails to load.
+void RegistrationError(cfx_registrar* r, cfx_status* s, Status error);
 
 // A cfx_kernel_context* is the runtime's KernelContext*: the kernel, state and device tables'
 // functions take the C++ type, and OnContext<F>::Call is the C entry point that converts the

@@ -9,11 +9,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "plugin/abi_types.h"
 #include "plugin/log.h"
 #include "plugin/plugin_struct.h"
+#include "plugin/plugin_transport.h"
 
 namespace cfx {
 
@@ -106,22 +106,6 @@ Status PluginManager::Load(const PluginSpec& spec) {
 
 namespace {
 
-// The host table a plugin with ABI minor `minor` gets. Plugins keep the pointer for as long as
-// they are loaded, and libraries are never unloaded, so the tables live for the process (one per
-// minor, shared by every Runtime that loads a plugin).
-const cfx_host_api* HostApiForMinor(uint32_t minor) {
-  static std::mutex mu;
-  static std::map<uint32_t, std::unique_ptr<cfx_host_api>>* tables =
-      new std::map<uint32_t, std::unique_ptr<cfx_host_api>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto& table = (*tables)[minor];
-  if (table == nullptr) {
-    table = std::make_unique<cfx_host_api>(*internal::HostApi());
-    table->abi_minor = minor;
-  }
-  return table.get();
-}
-
 bool LooksLikeElf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {0};
@@ -160,7 +144,7 @@ Status PluginManager::LoadFile(const std::string& label, const std::string& path
                                       CFX_ABI_MINOR,
                                       " and major versions must match: rebuild the plugin "
                                       "against this Conflux");
-  p->host = HostApiForMinor(std::min<uint32_t>(minor, CFX_ABI_MINOR));
+  p->host = internal::HostApiForMinor(std::min<uint32_t>(minor, CFX_ABI_MINOR));
 
   cfx_registrar reg;
   reg.plugin = StemName(path);
@@ -170,6 +154,12 @@ Status PluginManager::LoadFile(const std::string& label, const std::string& path
   for (const auto& [type, entry] : device_types_) types[type] = entry.plugin;
   reg.device_types = &types;
   reg.gradients = &gradients_;
+  std::map<std::string, std::string> transports, collectives;
+  for (const auto& [transport, entry] : transports_) transports[transport] = entry.plugin;
+  for (const CollectivesEntry& c : collectives_)
+    collectives[internal::CollectivesKey(c.desc)] = c.plugin;
+  reg.transports = &transports;
+  reg.collectives = &collectives;
 
   p->plugin_info.struct_size = sizeof(cfx_plugin_info);
   cfx_host_plugin_options options{};
@@ -224,6 +214,14 @@ Status PluginManager::LoadFile(const std::string& label, const std::string& path
   for (auto& [op, g] : reg.staged_gradients) {
     g.plugin = name;
     gradients_[op] = g;
+  }
+  for (const cfx_transport_desc* t : reg.staged_transports) {
+    transports_[t->name] = {t, name};
+    info.transports.push_back(t->name);
+  }
+  for (const cfx_collectives_desc* c : reg.staged_collectives) {
+    collectives_.push_back({c, name});
+    info.collectives.push_back(std::string(c->name) + " (" + c->device_type + ")");
   }
   internal::LogMessage(internal::LogLevel::kInfo,
                        "loaded plugin " + name + " " + info.version + " from " + path);

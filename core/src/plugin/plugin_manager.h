@@ -24,6 +24,14 @@ class PluginManager {
     const cfx_device_type_desc* desc;
     std::string plugin;
   };
+  struct TransportEntry {
+    const cfx_transport_desc* desc;
+    std::string plugin;
+  };
+  struct CollectivesEntry {
+    const cfx_collectives_desc* desc;
+    std::string plugin;
+  };
 
   PluginManager(OpRegistry* ops, KernelRegistry* kernels, std::vector<std::string> search_paths);
   ~PluginManager();  // shuts plugins down, then unloads them
@@ -41,6 +49,11 @@ class PluginManager {
   std::vector<LoadedPluginInfo> loaded() const;
   const std::vector<PluginFailure>& failures() const { return failures_; }
   const std::map<std::string, DeviceTypeEntry>& device_types() const { return device_types_; }
+  // Transports by name (a cluster config's `transport:`), and every collectives registration
+  // (a transport's own collectives included), in load order. The descriptors are the plugins'
+  // static data: valid for the process.
+  const std::map<std::string, TransportEntry>& transports() const { return transports_; }
+  const std::vector<CollectivesEntry>& collectives() const { return collectives_; }
   // The gradient function a plugin registered for `op`; nullptr when none did.
   const internal::PluginGradient* FindGradient(const std::string& op) const;
 
@@ -54,6 +67,8 @@ class PluginManager {
   std::vector<std::unique_ptr<Loaded>> loaded_;
   std::vector<PluginFailure> failures_;
   std::map<std::string, DeviceTypeEntry> device_types_;
+  std::map<std::string, TransportEntry> transports_;
+  std::vector<CollectivesEntry> collectives_;
   std::map<std::string, internal::PluginGradient> gradients_;
 };
 

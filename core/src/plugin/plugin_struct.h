@@ -1,4 +1,5 @@
-// Reading the structs a plugin fills (cfx_plugin_info, cfx_device_type_desc, cfx_device_funcs).
+// Reading the structs a plugin fills (cfx_plugin_info, cfx_device_type_desc, cfx_device_funcs,
+// and from minor 4 the transport and collectives descriptors and their function tables).
 //
 // A plugin built against an older header hands the host a smaller struct: every field appended
 // after the plugin's release lies past its end. So the host checks each such struct once, when it
@@ -44,8 +45,37 @@ struct PluginStruct<cfx_device_funcs> {
       offsetof(cfx_device_funcs, describe) + sizeof(cfx_device_funcs::describe);
 };
 
+template <>
+struct PluginStruct<cfx_transport_desc> {
+  static constexpr const char* kName = "cfx_transport_desc";
+  static constexpr const char* kRelease = "1.4";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_transport_desc, collectives) + sizeof(cfx_transport_desc::collectives);
+};
+template <>
+struct PluginStruct<cfx_transport_funcs> {
+  static constexpr const char* kName = "cfx_transport_funcs";
+  static constexpr const char* kRelease = "1.4";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_transport_funcs, device_memory) + sizeof(cfx_transport_funcs::device_memory);
+};
+template <>
+struct PluginStruct<cfx_collectives_desc> {
+  static constexpr const char* kName = "cfx_collectives_desc";
+  static constexpr const char* kRelease = "1.4";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_collectives_desc, funcs) + sizeof(cfx_collectives_desc::funcs);
+};
+template <>
+struct PluginStruct<cfx_collective_funcs> {
+  static constexpr const char* kName = "cfx_collective_funcs";
+  static constexpr const char* kRelease = "1.4";
+  static constexpr size_t kFirstSize =
+      offsetof(cfx_collective_funcs, broadcast) + sizeof(cfx_collective_funcs::broadcast);
+};
+
 // OK when `s` holds at least the fields of the first release of T; otherwise InvalidArgument
-// "<owner>: <struct> has struct_size N, smaller than the M bytes it has had since ABI 1.0".
+// "<owner>: <struct> has struct_size N, smaller than the M bytes it has had since ABI <release>".
 template <typename T>
 Status CheckStructSize(const T* s, const std::string& owner) {
   using Info = PluginStruct<T>;

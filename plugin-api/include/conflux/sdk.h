@@ -10,6 +10,7 @@
 #include "conflux/sdk/registrar.h"
 #include "conflux/sdk/status.h"
 #include "conflux/sdk/tensor.h"
+#include "conflux/sdk/transport.h"
 #include "conflux/sdk/variable_update.h"
 
 #endif  // CONFLUX_SDK_H_

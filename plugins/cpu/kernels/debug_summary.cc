@@ -9,39 +9,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "conflux/sdk/float16.h"
+
 namespace cfx::cpu {
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1Fu;
-  uint32_t mantissa = h & 0x3FFu;
-  uint32_t bits;
-  if (exponent == 0x1F) {
-    bits = sign | 0x7F800000u | (mantissa << 13);  // Inf or NaN
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;  // zero
-  } else {
-    // Subnormal half: normalize into a float.
-    int shift = 0;
-    while ((mantissa & 0x400u) == 0) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | (static_cast<uint32_t>(113 - shift) << 23) | ((mantissa & 0x3FFu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-float BFloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
 
 namespace {
 
@@ -118,9 +88,9 @@ std::string FormatElement(const sdk::Tensor& t, int64_t i) {
     case CFX_DOUBLE:
       return FormatFloat(t.data<double>()[i], 15, 17);
     case CFX_HALF:
-      return FormatFloat(HalfToFloat(t.data<uint16_t>()[i]), 6, 9);
+      return FormatFloat(sdk::HalfToFloat(t.data<uint16_t>()[i]), 6, 9);
     case CFX_BFLOAT16:
-      return FormatFloat(BFloat16ToFloat(t.data<uint16_t>()[i]), 6, 9);
+      return FormatFloat(sdk::Bfloat16ToFloat(t.data<uint16_t>()[i]), 6, 9);
     case CFX_COMPLEX64:
       return "(" + FormatFloat(t.data<float>()[2 * i], 6, 9) + "," +
              FormatFloat(t.data<float>()[2 * i + 1], 6, 9) + ")";

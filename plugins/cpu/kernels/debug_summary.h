@@ -15,10 +15,6 @@ namespace cfx::cpu {
 // Floats print with the fewest digits that read back exactly (up to 9 for float, 17 for double).
 std::string SummarizeValue(const sdk::Tensor& t, int64_t max_entries);
 
-// IEEE half and bfloat16 bit patterns to float.
-float HalfToFloat(uint16_t bits);
-float BFloat16ToFloat(uint16_t bits);
-
 }  // namespace cfx::cpu
 
 #endif  // CONFLUX_PLUGINS_CPU_KERNELS_DEBUG_SUMMARY_H_

@@ -1,4 +1,5 @@
-// Conflux plugin SDK: registration of ops, kernels and device types, and the plugin entry point.
+// Conflux plugin SDK: registration of ops, kernels, device types, transports and collectives,
+// and the plugin entry point.
 //
 //   cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
 //     p.SetInfo("myplugin", "1.0");
@@ -19,6 +20,7 @@
 
 #include "conflux/sdk/gradient.h"
 #include "conflux/sdk/kernel.h"
+#include "conflux/sdk/transport.h"
 
 namespace cfx::sdk {
 
@@ -134,6 +136,32 @@ class Plugin {
     Host().registration->register_device_type(r_, desc, s.get());
     Record(s.ToStatus());
   }
+  // A transport (ABI minor 4; conflux/sdk/transport.h): T derives from sdk::Transport and has
+  // `static Result<std::unique_ptr<T>> Create(const TransportConfig&)`. `name` is a static
+  // string. On a host without transports the plugin fails to load with an error saying so.
+  template <typename T>
+  TransportBuilder Transport(const char* name) {
+    return TransportBuilder(this, internal::MakeTransportDesc<T>(name));
+  }
+  // Collectives for `device_type`'s memory: C derives from sdk::Collectives and has
+  // `static Result<std::unique_ptr<C>> Create(const HostGroup&)`.
+  template <typename C>
+  void Collectives(const char* name, const char* device_type) {
+    RegisterCollectives(internal::MakeCollectivesDesc<C>(name, device_type));
+  }
+  // The same for descriptors written by hand against the C ABI.
+  void RegisterTransport(const cfx_transport_desc* desc) {
+    if (!HasTransports()) return;
+    HostStatus s;
+    Host().transport->register_transport(r_, desc, s.get());
+    Record(s.ToStatus());
+  }
+  void RegisterCollectives(const cfx_collectives_desc* desc) {
+    if (!HasTransports()) return;
+    HostStatus s;
+    Host().transport->register_collectives(r_, desc, s.get());
+    Record(s.ToStatus());
+  }
 
   // The first registration error, or OK.
   Status status() const { return status_; }
@@ -143,6 +171,12 @@ class Plugin {
   cfx_registrar* registrar() const { return r_; }
 
  private:
+  bool HasTransports() {
+    if (internal::HostHasTransports()) return true;
+    Record(Unimplemented("this host's ABI minor ", Host().abi_minor, " has no transports"));
+    return false;
+  }
+
   cfx_registrar* r_;
   cfx_plugin_info* info_;
   std::map<std::string, std::string> options_;
@@ -160,6 +194,8 @@ inline KernelBuilder::~KernelBuilder() {
   Host().registration->register_kernel(p_->registrar(), b_, s.get());
   p_->Record(s.ToStatus());
 }
+
+inline TransportBuilder::~TransportBuilder() { p_->RegisterTransport(desc_); }
 
 namespace internal {
 inline void RunPluginInit(const cfx_host_api* host, cfx_registrar* r,
