@@ -2,21 +2,23 @@
 #include "runtime/transport.h"
 
 #include <future>
+#include <memory>
 #include <stdexcept>
 
 namespace cfx {
 
 Status Transport::SendSync(int peer, std::string_view key, std::string_view bytes) {
-  std::promise<Status> sent;
-  std::future<Status> result = sent.get_future();
-  Send(peer, key, "", bytes.data(), bytes.size(), [&sent](const Status& s) { sent.set_value(s); });
+  // Shared: `done` may still be inside set_value when this returns.
+  auto sent = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = sent->get_future();
+  Send(peer, key, "", bytes.data(), bytes.size(), [sent](const Status& s) { sent->set_value(s); });
   return result.get();
 }
 
 StatusOr<std::string> Transport::RecvSync(int peer, std::string_view key) {
   std::string payload;
-  std::promise<Status> received;
-  std::future<Status> result = received.get_future();
+  auto received = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = received->get_future();
   Recv(
       peer, key,
       [&payload](std::string_view, uint64_t bytes) -> StatusOr<void*> {
@@ -27,7 +29,7 @@ StatusOr<std::string> Transport::RecvSync(int peer, std::string_view key) {
         }
         return static_cast<void*>(payload.data());
       },
-      [&received](const Status& s) { received.set_value(s); });
+      [received](const Status& s) { received->set_value(s); });
   CFX_RETURN_IF_ERROR(result.get());
   return payload;
 }

@@ -1,0 +1,237 @@
+// MpiCollectives: all-reduce, all-gather and broadcast issued by the progress thread.
+#include "mpi_collectives.h"
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+
+#include "conflux/sdk/tensor.h"
+#include "mpi_transport.h"
+
+namespace cfx::mpi {
+namespace {
+
+// Elements (all-reduce) or bytes (broadcast) per MPI call: well inside an int.
+constexpr uint64_t kMaxPiece = uint64_t{1} << 30;
+constexpr uint64_t kFingerprint = 0x31304950'4D584643;  // "CFXMPI01"
+
+sdk::Status FailedPrecondition(std::string message) {
+  return sdk::Status(CFX_FAILED_PRECONDITION, "mpi collectives: " + std::move(message));
+}
+
+// A datatype of exactly `bytes` bytes, for a block past what an int counts: 1 MiB units and
+// the rest, with its extent set to `bytes` so that blocks lie end to end.
+int BlockType(uint64_t bytes, MPI_Datatype* type) {
+  constexpr uint64_t kUnit = uint64_t{1} << 20;
+  MPI_Datatype unit, block;
+  int rc = MPI_Type_contiguous(static_cast<int>(kUnit), MPI_BYTE, &unit);
+  if (rc != MPI_SUCCESS) return rc;
+  int lengths[2] = {static_cast<int>(bytes / kUnit), static_cast<int>(bytes % kUnit)};
+  MPI_Aint offsets[2] = {0, static_cast<MPI_Aint>(bytes / kUnit * kUnit)};
+  MPI_Datatype types[2] = {unit, MPI_BYTE};
+  rc = MPI_Type_create_struct(2, lengths, offsets, types, &block);
+  MPI_Type_free(&unit);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(bytes), type);
+  MPI_Type_free(&block);
+  if (rc != MPI_SUCCESS) return rc;
+  return MPI_Type_commit(type);
+}
+
+// The same tag on every member for the same group (MPI_Comm_create_group's tag).
+int GroupTag(const std::vector<int32_t>& ranks, int tag_ub) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (int32_t r : ranks) h = (h ^ static_cast<uint32_t>(r)) * 1099511628211ull;
+  return static_cast<int>(h % static_cast<uint64_t>(tag_ub));
+}
+
+// Where `rank` is in `ranks` (empty = every rank), or -1.
+int IndexIn(const std::vector<int32_t>& ranks, int32_t rank) {
+  if (ranks.empty()) return rank;
+  auto it = std::lower_bound(ranks.begin(), ranks.end(), rank);
+  return it != ranks.end() && *it == rank ? static_cast<int>(it - ranks.begin()) : -1;
+}
+
+}  // namespace
+
+sdk::Result<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(const sdk::HostGroup& group) {
+  MpiTransport* transport = MpiTransport::Live();
+  if (transport == nullptr)
+    return FailedPrecondition("there is no mpi transport in this process to run over");
+  Endpoint* e = &transport->endpoint();
+  if (group.Size() != e->size || group.Rank() != e->rank)
+    return FailedPrecondition("the host's process group is not the mpi transport's");
+  uint64_t fingerprint[2] = {kFingerprint, static_cast<uint64_t>(e->size)};
+  CFX_SDK_RETURN_IF_ERROR(group.Broadcast(fingerprint, sizeof(fingerprint), 0));
+  if (fingerprint[0] != kFingerprint || fingerprint[1] != static_cast<uint64_t>(e->size))
+    return FailedPrecondition(sdk::StrCat("rank 0 runs other collectives or another job size (",
+                                          fingerprint[1], " ranks, this rank sees ", e->size, ")"));
+  auto c = std::make_unique<MpiCollectives>(e);
+  CFX_SDK_RETURN_IF_ERROR(e->engine.Call([&c, e] {
+    const int rc = MPI_Comm_dup(e->comm, &c->comm_);
+    if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc, "for the collectives");
+    MPI_Comm_set_errhandler(c->comm_, MPI_ERRORS_RETURN);
+    return c->ops_.Create();
+  }));
+  return c;
+}
+
+MpiCollectives::~MpiCollectives() {
+  (void)e_->engine.Call([this] {
+    for (auto& [ranks, comm] : groups_) MPI_Comm_free(&comm);
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    ops_.Free();
+    return sdk::Status();
+  });
+}
+
+sdk::Status MpiCollectives::CheckGroup(const std::vector<int32_t>& ranks) const {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= e_->size || (i > 0 && ranks[i] <= ranks[i - 1]))
+      return sdk::InvalidArgument("mpi collectives ", Describe(ranks),
+                                  ": ranks must be ascending ranks of this job of ", e_->size);
+  }
+  if (IndexIn(ranks, e_->rank) < 0)
+    return sdk::InvalidArgument("mpi collectives ", Describe(ranks), ": rank ", e_->rank,
+                                " is not a member");
+  return sdk::Status();
+}
+
+std::string MpiCollectives::Describe(const std::vector<int32_t>& ranks) const {
+  if (ranks.empty()) return sdk::StrCat("over all ", e_->size, " ranks");
+  std::string list;
+  for (int32_t r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
+  return "over ranks [" + list + "]";
+}
+
+sdk::Result<MPI_Comm> MpiCollectives::CommOf(const std::vector<int32_t>& ranks) {
+  if (ranks.empty() || static_cast<int>(ranks.size()) == e_->size) return comm_;
+  auto cached = groups_.find(ranks);
+  if (cached != groups_.end()) return cached->second;
+  MPI_Group all, members;
+  MPI_Comm_group(comm_, &all);
+  MPI_Group_incl(all, static_cast<int>(ranks.size()), ranks.data(), &members);
+  MPI_Comm comm;
+  const int rc = MPI_Comm_create_group(comm_, members, GroupTag(ranks, e_->tag_ub), &comm);
+  MPI_Group_free(&members);
+  MPI_Group_free(&all);
+  if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_create_group", rc, Describe(ranks));
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  groups_[ranks] = comm;
+  return comm;
+}
+
+void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks,
+                           const std::function<int(MPI_Comm, std::vector<MPI_Request>*)>& post,
+                           std::function<void(sdk::Status)> then) {
+  sdk::Result<MPI_Comm> comm = CommOf(ranks);
+  if (!comm.ok()) return then(comm.status());
+  std::vector<MPI_Request> requests;
+  const int rc = post(comm.value(), &requests);
+  sdk::Status error = rc == MPI_SUCCESS ? sdk::Status() : MpiError(call, rc, Describe(ranks));
+  e_->engine.TrackAll(
+      std::move(requests), std::move(error),
+      [this, call, ranks](int code) { return MpiError(call, code, Describe(ranks)); },
+      std::move(then));
+}
+
+void MpiCollectives::AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, void* output,
+                               uint64_t count, cfx_reduce_op op, cfx_stream*,
+                               sdk::TransportDone done) {
+  sdk::Result<Reduction> how = ops_.For(dtype, op);
+  if (!how.ok()) return done(how.status());
+  std::vector<int32_t> group(ranks.begin(), ranks.end());
+  if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
+  const Reduction reduction = how.value();
+  const size_t size = sdk::DTypeSize(dtype);
+  const int members = group.empty() ? e_->size : static_cast<int>(group.size());
+  e_->engine.Post([=, this] {
+    Issue(
+        "MPI_Iallreduce", group,
+        [&](MPI_Comm comm, std::vector<MPI_Request>* requests) {
+          for (uint64_t start = 0; start < count; start += kMaxPiece) {
+            char* out = static_cast<char*>(output) + start * size;
+            const void* in =
+                input == output ? MPI_IN_PLACE : static_cast<const char*>(input) + start * size;
+            MPI_Request request;
+            const int rc =
+                MPI_Iallreduce(in, out, static_cast<int>(std::min(kMaxPiece, count - start)),
+                               reduction.type, reduction.op, comm, &request);
+            if (rc != MPI_SUCCESS) return rc;
+            requests->push_back(request);
+          }
+          return MPI_SUCCESS;
+        },
+        [=](sdk::Status s) {
+          if (s.ok() && op == CFX_REDUCE_MEAN) DivideBy(dtype, output, count, members);
+          done(s);
+        });
+  });
+}
+
+void MpiCollectives::AllGather(Ranks ranks, cfx_dtype dtype, const void* input, uint64_t count,
+                               void* output, cfx_stream*, sdk::TransportDone done) {
+  const size_t size = sdk::DTypeSize(dtype);
+  if (size == 0)
+    return done(sdk::Unimplemented("mpi collectives: no all-gather of ", sdk::DTypeName(dtype)));
+  std::vector<int32_t> group(ranks.begin(), ranks.end());
+  if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
+  const uint64_t bytes = count * size;
+  const int index = IndexIn(group, e_->rank);
+  e_->engine.Post([=, this] {
+    // A derived type past INT_MAX bytes, freed when done.
+    auto block = std::make_shared<MPI_Datatype>(MPI_BYTE);
+    Issue(
+        "MPI_Iallgather", group,
+        [&](MPI_Comm comm, std::vector<MPI_Request>* requests) {
+          if (bytes == 0) return MPI_SUCCESS;
+          int n = static_cast<int>(bytes);
+          if (bytes > static_cast<uint64_t>(INT_MAX)) {
+            if (const int rc = BlockType(bytes, block.get()); rc != MPI_SUCCESS) return rc;
+            n = 1;
+          }
+          const void* in =
+              input == static_cast<char*>(output) + index * bytes ? MPI_IN_PLACE : input;
+          MPI_Request request;
+          const int rc = MPI_Iallgather(in, n, *block, output, n, *block, comm, &request);
+          if (rc == MPI_SUCCESS) requests->push_back(request);
+          return rc;
+        },
+        [block, done](sdk::Status s) {
+          if (*block != MPI_BYTE) MPI_Type_free(block.get());
+          done(s);
+        });
+  });
+}
+
+void MpiCollectives::Broadcast(Ranks ranks, cfx_dtype dtype, void* buffer, uint64_t count,
+                               int32_t root, cfx_stream*, sdk::TransportDone done) {
+  const size_t size = sdk::DTypeSize(dtype);
+  if (size == 0)
+    return done(sdk::Unimplemented("mpi collectives: no broadcast of ", sdk::DTypeName(dtype)));
+  std::vector<int32_t> group(ranks.begin(), ranks.end());
+  if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
+  const int root_index = root >= 0 && root < e_->size ? IndexIn(group, root) : -1;
+  if (root_index < 0)
+    return done(sdk::InvalidArgument("mpi collectives: broadcast ", Describe(group), ": root ",
+                                     root, " is not a member"));
+  const uint64_t bytes = count * size;
+  e_->engine.Post([=, this] {
+    Issue(
+        "MPI_Ibcast", group,
+        [&](MPI_Comm comm, std::vector<MPI_Request>* requests) {
+          for (uint64_t start = 0; start < bytes; start += kMaxPiece) {
+            MPI_Request request;
+            const int rc = MPI_Ibcast(static_cast<char*>(buffer) + start,
+                                      static_cast<int>(std::min(kMaxPiece, bytes - start)),
+                                      MPI_BYTE, root_index, comm, &request);
+            if (rc != MPI_SUCCESS) return rc;
+            requests->push_back(request);
+          }
+          return MPI_SUCCESS;
+        },
+        done);
+  });
+}
+
+}  // namespace cfx::mpi

@@ -1,0 +1,234 @@
+// MpiTransport: joining the job, sends, and handing receives to the progress thread.
+#include "mpi_transport.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include "wire.h"
+
+namespace cfx::mpi {
+namespace {
+
+std::mutex live_mu;
+MpiTransport* live = nullptr;  // guarded by live_mu
+
+sdk::Status FailedPrecondition(std::string message) {
+  return sdk::Status(CFX_FAILED_PRECONDITION, "mpi transport: " + std::move(message));
+}
+
+// Where one rank runs, as exchanged at start-up.
+struct Place {
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int64_t pid;
+};
+
+}  // namespace
+
+sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::TransportConfig& config) {
+  Options o;
+  for (const auto& [key, value] : config.options) {
+    if (key != "chunk_bytes" && key != "inline_bytes" && key != "funnel" &&
+        key != "shutdown_timeout_ms")
+      return sdk::InvalidArgument(
+          "mpi transport: unknown option '", key,
+          "' (known: chunk_bytes, inline_bytes, funnel, shutdown_timeout_ms)");
+  }
+  CFX_SDK_ASSIGN_OR_RETURN(int64_t chunk, config.IntOption("chunk_bytes", o.chunk_bytes));
+  if (chunk < 1 || chunk > INT_MAX)
+    return sdk::InvalidArgument("mpi transport: chunk_bytes must be 1 to ", INT_MAX,
+                                " (MPI counts are int), not ", chunk);
+  o.chunk_bytes = static_cast<uint64_t>(chunk);
+  CFX_SDK_ASSIGN_OR_RETURN(int64_t carried, config.IntOption("inline_bytes", o.inline_bytes));
+  if (carried > (int64_t{1} << 20))
+    return sdk::InvalidArgument("mpi transport: inline_bytes must be at most 1M, not ", carried);
+  o.inline_bytes = static_cast<uint64_t>(carried);
+  const std::string funnel = config.Option("funnel", "false");
+  if (funnel != "true" && funnel != "false")
+    return sdk::InvalidArgument("mpi transport: funnel must be true or false, not '", funnel, "'");
+  o.funnel = funnel == "true";
+  CFX_SDK_ASSIGN_OR_RETURN(int64_t timeout,
+                           config.IntOption("shutdown_timeout_ms", o.shutdown_timeout.count()));
+  o.shutdown_timeout = std::chrono::milliseconds(timeout);
+  return o;
+}
+
+sdk::Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(
+    const sdk::TransportConfig& config) {
+  CFX_SDK_ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+  std::lock_guard<std::mutex> lock(live_mu);
+  if (live != nullptr)
+    return FailedPrecondition("this process has an mpi transport already (one per process)");
+  auto t = std::make_unique<MpiTransport>(options);
+  t->e_.chunk_bytes = options.chunk_bytes;
+  t->e_.engine.SetPoller([r = &t->receiver_] { return r->Poll(); });
+  CFX_SDK_RETURN_IF_ERROR(t->e_.engine.Start([raw = t.get()] { return raw->Init(); }));
+  t->running_ = true;
+  live = t.get();
+  return t;
+}
+
+sdk::Status MpiTransport::Init() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return FailedPrecondition(
+        "MPI was finalized in this process, and MPI starts once per process: create the mpi "
+        "transport once");
+  int provided = MPI_THREAD_SINGLE;
+  int rc;
+  if (!initialized) {
+    rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+    if (rc != MPI_SUCCESS) return MpiError("MPI_Init_thread", rc, "(started by mpirun?)");
+    owns_mpi_ = true;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  } else {
+    MPI_Query_thread(&provided);
+    // Every call comes from the progress thread then, which is not the thread that initialized.
+    if (provided < MPI_THREAD_SERIALIZED)
+      return FailedPrecondition(
+          "the program initialized MPI with a thread level below MPI_THREAD_SERIALIZED; "
+          "initialize it with MPI_Init_thread(MPI_THREAD_MULTIPLE), or let the transport do it");
+  }
+  direct_ = provided == MPI_THREAD_MULTIPLE && !options_.funnel;
+  rc = MPI_Comm_dup(MPI_COMM_WORLD, &e_.comm);
+  if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc, "of MPI_COMM_WORLD");
+  MPI_Comm_set_errhandler(e_.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(e_.comm, &e_.rank);
+  MPI_Comm_size(e_.comm, &e_.size);
+  int* tag_ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
+  if (found && tag_ub != nullptr) e_.tag_ub = *tag_ub;
+  e_.names.Resize(e_.size);
+  tags_ = std::make_unique<std::atomic<uint32_t>[]>(e_.size);
+
+  Place mine{};
+  int length = 0;
+  MPI_Get_processor_name(mine.host, &length);
+  mine.pid = static_cast<int64_t>(getpid());
+  std::vector<Place> all(e_.size);
+  rc = MPI_Allgather(&mine, sizeof(Place), MPI_BYTE, all.data(), sizeof(Place), MPI_BYTE, e_.comm);
+  if (rc != MPI_SUCCESS) return MpiError("MPI_Allgather", rc, "of the ranks' hosts");
+  for (const Place& p : all)
+    places_.push_back(sdk::StrCat("host ", std::string(p.host, strnlen(p.host, sizeof(p.host))),
+                                  ", pid ", p.pid));
+  return sdk::Status();
+}
+
+MpiTransport::~MpiTransport() {
+  if (!running_) return;
+  e_.engine.Post([this] { receiver_.Shutdown(); });
+  e_.engine.Stop(options_.shutdown_timeout, [this] {
+    MPI_Comm_free(&e_.comm);
+    if (owns_mpi_) MPI_Finalize();
+  });
+  std::lock_guard<std::mutex> lock(live_mu);
+  if (live == this) live = nullptr;
+}
+
+MpiTransport* MpiTransport::Live() {
+  std::lock_guard<std::mutex> lock(live_mu);
+  return live;
+}
+
+std::string MpiTransport::DescribePeer(int32_t rank) const {
+  if (rank < 0 || rank >= static_cast<int32_t>(places_.size()))
+    return sdk::StrCat("rank ", rank, " (not in this job of ", e_.size, ")");
+  return places_[rank];
+}
+
+int32_t MpiTransport::NextTag(int peer) {
+  const uint32_t n = tags_[peer].fetch_add(1, std::memory_order_relaxed);
+  return 1 + static_cast<int32_t>(n % static_cast<uint32_t>(e_.tag_ub));
+}
+
+cfx_transport_request MpiTransport::Send(int32_t peer, std::string_view key, std::string_view meta,
+                                         const void* payload, uint64_t payload_bytes,
+                                         sdk::TransportDone done) {
+  if (peer < 0 || peer >= e_.size) {
+    done(sdk::InvalidArgument("mpi transport: send to rank ", peer, ", not in this job of ",
+                              e_.size, " (key '", PrintableKey(key), "')"));
+    return 0;
+  }
+  if (key.size() + meta.size() > INT_MAX / 2) {
+    done(sdk::InvalidArgument("mpi transport: key and metadata of ", key.size() + meta.size(),
+                              " bytes are too large (key '", PrintableKey(key), "')"));
+    return 0;
+  }
+  // A small payload travels inside the header (tag 0), a larger one on a tag of its own.
+  const int32_t tag = payload_bytes <= options_.inline_bytes ? 0 : NextTag(peer);
+  const char* bytes = static_cast<const char*>(payload);
+  auto header = std::make_shared<const std::string>(
+      EncodeHeader(key, meta, bytes, payload_bytes, e_.chunk_bytes, tag));
+  if (direct_) {
+    PostSend(peer, std::move(header), std::string(key), bytes, payload_bytes, tag, done);
+  } else {
+    e_.engine.Post(
+        [this, peer, header, key = std::string(key), bytes, payload_bytes, tag, done]() mutable {
+          PostSend(peer, std::move(header), std::move(key), bytes, payload_bytes, tag, done);
+        });
+  }
+  return next_id_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void MpiTransport::PostSend(int peer, std::shared_ptr<const std::string> header, std::string key,
+                            const char* payload, uint64_t payload_bytes, int32_t tag,
+                            sdk::TransportDone done) {
+  std::vector<MPI_Request> requests;
+  sdk::Status error;
+  MPI_Request request;
+  int rc = MPI_Isend(header->data(), static_cast<int>(header->size()), MPI_BYTE, peer, kHeaderTag,
+                     e_.comm, &request);
+  if (rc != MPI_SUCCESS) {
+    error = MpiError("MPI_Isend (header)", rc, e_.Where("to", peer, key));
+  } else {
+    requests.push_back(request);
+    for (uint64_t sent = 0; tag != 0 && sent < payload_bytes; sent += e_.chunk_bytes) {
+      const uint64_t n = std::min(e_.chunk_bytes, payload_bytes - sent);
+      rc = MPI_Isend(payload + sent, static_cast<int>(n), MPI_BYTE, peer, tag, e_.comm, &request);
+      if (rc != MPI_SUCCESS) {
+        error = MpiError("MPI_Isend", rc, e_.Where("to", peer, key));
+        break;
+      }
+      requests.push_back(request);
+    }
+  }
+  e_.engine.TrackAll(
+      std::move(requests), std::move(error),
+      [this, peer, key](int code) {
+        return MpiError("MPI_Isend", code, e_.Where("to", peer, key));
+      },
+      [header, done](sdk::Status s) { done(s); });  // `header` lives until its send completed
+}
+
+cfx_transport_request MpiTransport::Recv(int32_t peer, std::string_view key,
+                                         sdk::TransportAlloc alloc, sdk::TransportDone done) {
+  if (peer < 0 || peer >= e_.size) {
+    done(sdk::InvalidArgument("mpi transport: receive from rank ", peer, ", not in this job of ",
+                              e_.size, " (key '", PrintableKey(key), "')"));
+    return 0;
+  }
+  auto* r = new Receive;
+  r->id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  r->peer = peer;
+  r->key = std::string(key);
+  r->alloc = alloc;
+  r->done = done;
+  const uint64_t id = r->id;
+  e_.engine.Post([this, r] { receiver_.Post(std::unique_ptr<Receive>(r)); });
+  return id;
+}
+
+void MpiTransport::Cancel(cfx_transport_request request) {
+  e_.engine.Post([this, request] { receiver_.Cancel(request); });
+}
+
+void MpiTransport::AbortPrefix(std::string_view prefix, const sdk::Status& why) {
+  e_.engine.Post([this, prefix = std::string(prefix), why] { receiver_.AbortPrefix(prefix, why); });
+}
+
+}  // namespace cfx::mpi

@@ -1,0 +1,271 @@
+// The MPI transport's host-memory collectives under mpirun, checked against values computed
+// here: every dtype and reduction of all-reduce, all-gather and broadcast, on every rank and on
+// a subgroup (every rank but rank 1) that the other ranks sit out.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "conflux/sdk/float16.h"
+#include "kernel_test_util.h"
+#include "mpi_world.h"
+#include "transport_test_util.h"
+
+namespace cfx::test {
+namespace {
+
+constexpr uint64_t kCount = 7;
+
+const DataType kReducible[] = {DT_FLOAT, DT_DOUBLE, DT_INT32,  DT_INT64,  DT_UINT8, DT_INT8,
+                               DT_INT16, DT_UINT16, DT_UINT32, DT_UINT64, DT_HALF,  DT_BFLOAT16};
+const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMin, ReduceOp::kMax,
+                         ReduceOp::kProd};
+
+bool IsUnsigned(DataType d) {
+  return d == DT_UINT8 || d == DT_UINT16 || d == DT_UINT32 || d == DT_UINT64 || d == DT_BOOL;
+}
+bool IsFloat(DataType d) {
+  return d == DT_FLOAT || d == DT_DOUBLE || d == DT_HALF || d == DT_BFLOAT16;
+}
+
+// Rank r's element i: small values whose sums and products are exact in every dtype.
+double Value(DataType d, int rank, uint64_t i) {
+  const double v = static_cast<double>((rank * 3 + i) % 4);
+  if (IsUnsigned(d)) return d == DT_BOOL ? static_cast<double>((rank + i) % 2) : v;
+  return IsFloat(d) ? v - 0.5 : v - 1;
+}
+
+// Element i of a buffer of dtype d, as a double, and back.
+double Load(DataType d, const void* data, uint64_t i) {
+  switch (d) {
+    case DT_FLOAT:
+      return static_cast<const float*>(data)[i];
+    case DT_DOUBLE:
+      return static_cast<const double*>(data)[i];
+    case DT_INT8:
+      return static_cast<const int8_t*>(data)[i];
+    case DT_INT16:
+      return static_cast<const int16_t*>(data)[i];
+    case DT_INT32:
+      return static_cast<const int32_t*>(data)[i];
+    case DT_INT64:
+      return static_cast<double>(static_cast<const int64_t*>(data)[i]);
+    case DT_UINT8:
+      return static_cast<const uint8_t*>(data)[i];
+    case DT_BOOL:
+      return static_cast<const uint8_t*>(data)[i];
+    case DT_UINT16:
+      return static_cast<const uint16_t*>(data)[i];
+    case DT_UINT32:
+      return static_cast<const uint32_t*>(data)[i];
+    case DT_UINT64:
+      return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
+    case DT_HALF:
+      return sdk::HalfToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DT_BFLOAT16:
+      return sdk::Bfloat16ToFloat(static_cast<const uint16_t*>(data)[i]);
+    default:
+      return NAN;
+  }
+}
+void Store(DataType d, void* data, uint64_t i, double v) {
+  switch (d) {
+    case DT_FLOAT:
+      static_cast<float*>(data)[i] = static_cast<float>(v);
+      return;
+    case DT_DOUBLE:
+      static_cast<double*>(data)[i] = v;
+      return;
+    case DT_INT8:
+      static_cast<int8_t*>(data)[i] = static_cast<int8_t>(v);
+      return;
+    case DT_INT16:
+      static_cast<int16_t*>(data)[i] = static_cast<int16_t>(v);
+      return;
+    case DT_INT32:
+      static_cast<int32_t*>(data)[i] = static_cast<int32_t>(v);
+      return;
+    case DT_INT64:
+      static_cast<int64_t*>(data)[i] = static_cast<int64_t>(v);
+      return;
+    case DT_UINT8:
+    case DT_BOOL:
+      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(v);
+      return;
+    case DT_UINT16:
+      static_cast<uint16_t*>(data)[i] = static_cast<uint16_t>(v);
+      return;
+    case DT_UINT32:
+      static_cast<uint32_t*>(data)[i] = static_cast<uint32_t>(v);
+      return;
+    case DT_UINT64:
+      static_cast<uint64_t*>(data)[i] = static_cast<uint64_t>(v);
+      return;
+    case DT_HALF:
+      static_cast<uint16_t*>(data)[i] = sdk::FloatToHalf(static_cast<float>(v));
+      return;
+    case DT_BFLOAT16:
+      static_cast<uint16_t*>(data)[i] = sdk::FloatToBfloat16(static_cast<float>(v));
+      return;
+    default:
+      return;
+  }
+}
+
+// Rank `rank`'s input: kCount elements of dtype d.
+std::vector<char> Input(DataType d, int rank, uint64_t count = kCount) {
+  std::vector<char> data(count * DataTypeSize(d));
+  for (uint64_t i = 0; i < count; ++i) Store(d, data.data(), i, Value(d, rank, i));
+  return data;
+}
+
+// The reduction of element i over `members`, computed here; MEAN of integers divides as C++.
+double Expected(DataType d, ReduceOp op, const std::vector<int32_t>& members, uint64_t i) {
+  double sum = 0, prod = 1, lo = INFINITY, hi = -INFINITY;
+  for (int32_t r : members) {
+    const double v = Value(d, r, i);
+    sum += v;
+    prod *= v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  switch (op) {
+    case ReduceOp::kSum:
+      return sum;
+    case ReduceOp::kProd:
+      return prod;
+    case ReduceOp::kMin:
+      return lo;
+    case ReduceOp::kMax:
+      return hi;
+    case ReduceOp::kMean:
+      if (IsFloat(d)) return sum / members.size();
+      return static_cast<double>(static_cast<int64_t>(sum) / static_cast<int64_t>(members.size()));
+  }
+  return NAN;
+}
+
+double Tolerance(DataType d) {
+  return d == DT_HALF ? 2e-3 : d == DT_BFLOAT16 ? 1e-2 : d == DT_FLOAT ? 1e-6 : 0;
+}
+
+std::vector<int32_t> Everyone() {
+  std::vector<int32_t> all;
+  for (int r = 0; r < MpiWorld::size(); ++r) all.push_back(r);
+  return all;
+}
+// Every rank but rank 1: {0} of two ranks, {0, 2} of three.
+std::vector<int32_t> Subgroup() {
+  std::vector<int32_t> some;
+  for (int r = 0; r < MpiWorld::size(); ++r)
+    if (r != 1) some.push_back(r);
+  return some;
+}
+bool IsMember(const std::vector<int32_t>& group) {
+  return std::find(group.begin(), group.end(), MpiWorld::rank()) != group.end();
+}
+
+class MpiCollectives : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_OK(MpiWorld::Barrier()); }
+  Collectives& c() { return MpiWorld::collectives(); }
+
+  // Runs one all-reduce (group empty = every rank) and checks every element.
+  void CheckAllReduce(const std::vector<int32_t>& group, const std::vector<int32_t>& members,
+                      DataType d, ReduceOp op, bool in_place) {
+    std::vector<char> input = Input(d, MpiWorld::rank());
+    std::vector<char> output = in_place ? input : std::vector<char>(input.size());
+    Outcome done;
+    c().AllReduce(group, d, in_place ? output.data() : input.data(), output.data(), kCount, op,
+                  nullptr, done.Callback());
+    Status s = done.Wait();
+    const std::string what = DataTypeString(d) + " op " + std::to_string(static_cast<int>(op)) +
+                             (in_place ? " in place" : "") + " over " +
+                             std::to_string(members.size()) + " ranks";
+    EXPECT_TRUE(s.ok()) << what << ": " << s;
+    if (!s.ok()) return;
+    for (uint64_t i = 0; i < kCount; ++i) {
+      const double expected = Expected(d, op, members, i);
+      EXPECT_NEAR(Load(d, output.data(), i), expected, Tolerance(d) * std::abs(expected))
+          << what << ", element " << i;
+    }
+  }
+};
+
+TEST_F(MpiCollectives, AllReduceEveryDtypeAndReductionOnEveryRank) {
+  for (DataType d : kReducible)
+    for (ReduceOp op : kOps) CheckAllReduce({}, Everyone(), d, op, false);
+  CheckAllReduce(Everyone(), Everyone(), DT_FLOAT, ReduceOp::kSum, true);
+  CheckAllReduce({}, Everyone(), DT_HALF, ReduceOp::kMean, true);
+}
+
+TEST_F(MpiCollectives, AllReduceOnASubgroup) {
+  const std::vector<int32_t> group = Subgroup();
+  if (!IsMember(group)) return;  // rank 1 sits this one out
+  for (DataType d : kReducible)
+    for (ReduceOp op : kOps) CheckAllReduce(group, group, d, op, false);
+  CheckAllReduce(group, group, DT_INT64, ReduceOp::kMax, true);
+}
+
+TEST_F(MpiCollectives, BoolHasMinAndMaxOnly) {
+  CheckAllReduce({}, Everyone(), DT_BOOL, ReduceOp::kMin, false);
+  CheckAllReduce({}, Everyone(), DT_BOOL, ReduceOp::kMax, false);
+  std::vector<char> input = Input(DT_BOOL, MpiWorld::rank()), output(input.size());
+  Outcome sum, strings;
+  c().AllReduce({}, DT_BOOL, input.data(), output.data(), kCount, ReduceOp::kSum, nullptr,
+                sum.Callback());
+  EXPECT_EQ(sum.Wait().code(), Code::kUnimplemented);
+  c().AllReduce({}, DT_STRING, input.data(), output.data(), 1, ReduceOp::kMax, nullptr,
+                strings.Callback());
+  EXPECT_EQ(strings.Wait().code(), Code::kUnimplemented);
+}
+
+TEST_F(MpiCollectives, AllGatherConcatenatesInRankOrder) {
+  for (const std::vector<int32_t>& group : {Everyone(), Subgroup()}) {
+    if (!IsMember(group)) continue;
+    for (DataType d : {DT_FLOAT, DT_INT64, DT_UINT8, DT_HALF, DT_BOOL, DT_COMPLEX64}) {
+      const DataType values = d == DT_COMPLEX64 ? DT_FLOAT : d;  // two floats per element
+      const uint64_t per = d == DT_COMPLEX64 ? 2 * kCount : kCount;
+      std::vector<char> input = Input(values, MpiWorld::rank(), per);
+      std::vector<char> output(input.size() * group.size());
+      Outcome done;
+      c().AllGather(group, d, input.data(), kCount, output.data(), nullptr, done.Callback());
+      Status s = done.Wait();
+      EXPECT_TRUE(s.ok()) << DataTypeString(d) << ": " << s;
+      for (size_t k = 0; k < group.size(); ++k)
+        for (uint64_t i = 0; i < per; ++i)
+          EXPECT_EQ(Load(values, output.data(), k * per + i), Value(values, group[k], i))
+              << DataTypeString(d) << " from rank " << group[k] << ", element " << i;
+    }
+  }
+}
+
+TEST_F(MpiCollectives, BroadcastFromTheLastMember) {
+  for (const std::vector<int32_t>& group : {Everyone(), Subgroup()}) {
+    if (!IsMember(group)) continue;
+    const int root = group.back();
+    for (DataType d : {DT_DOUBLE, DT_INT16, DT_BFLOAT16, DT_BOOL}) {
+      std::vector<char> buffer =
+          MpiWorld::rank() == root ? Input(d, root) : std::vector<char>(kCount * DataTypeSize(d));
+      Outcome done;
+      c().Broadcast(group, d, buffer.data(), kCount, root, nullptr, done.Callback());
+      Status s = done.Wait();
+      EXPECT_TRUE(s.ok()) << DataTypeString(d) << ": " << s;
+      EXPECT_EQ(buffer, Input(d, root)) << DataTypeString(d) << " from rank " << root;
+    }
+  }
+}
+
+TEST_F(MpiCollectives, AGroupWithoutThisRankIsAnError) {
+  const std::vector<int32_t> others = {(MpiWorld::rank() + 1) % MpiWorld::size()};
+  std::vector<float> in(1), out(1);
+  Outcome done;
+  c().AllReduce(others, DT_FLOAT, in.data(), out.data(), 1, ReduceOp::kSum, nullptr,
+                done.Callback());
+  Status s = done.Wait();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("not a member"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace cfx::test

@@ -1,0 +1,105 @@
+// MpiWorld and the test program's main.
+#include "mpi_world.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "conflux/kernel_registry.h"
+#include "conflux/op_def.h"
+#include "kernel_test_util.h"
+#include "plugin/plugin_manager.h"
+#include "plugin/plugin_transport.h"
+
+namespace cfx::test {
+namespace {
+
+struct World {
+  OpRegistry ops;
+  KernelRegistry kernels;
+  PluginManager plugins{&ops, &kernels, {}};
+  std::unique_ptr<Transport> transport;
+  std::unique_ptr<Collectives> collectives;
+  int barriers = 0;
+};
+
+World* world = nullptr;
+
+}  // namespace
+
+Transport& MpiWorld::transport() { return *world->transport; }
+Collectives& MpiWorld::collectives() { return *world->collectives; }
+
+Status MpiWorld::Create(bool funnel) {
+  world = new World;
+  PluginSpec spec;
+  spec.path = BuildPluginDir() + "/libconflux_transport-mpi.so";
+  CFX_RETURN_IF_ERROR(world->plugins.Load(spec));
+  auto entry = world->plugins.transports().find("mpi");
+  if (entry == world->plugins.transports().end())
+    return errors::NotFound("the transport-mpi plugin registered no transport 'mpi'");
+  CFX_ASSIGN_OR_RETURN(world->transport,
+                       internal::CreatePluginTransport(
+                           entry->second.desc, entry->second.plugin,
+                           {{"chunk_bytes", "1M"}, {"funnel", funnel ? "true" : "false"}}, 0));
+  for (int r = 0; r < world->transport->size(); ++r)
+    world->transport->SetPeerName(r, "/job:test/replica:0/task:" + std::to_string(r));
+  for (const PluginManager::CollectivesEntry& c : world->plugins.collectives()) {
+    if (std::strcmp(c.desc->name, "mpi") != 0) continue;
+    CFX_ASSIGN_OR_RETURN(world->collectives, internal::CreatePluginCollectives(
+                                                 c.desc, c.plugin, world->transport.get()));
+  }
+  if (world->collectives == nullptr)
+    return errors::NotFound("the transport-mpi plugin registered no collectives 'mpi'");
+  return Status();
+}
+
+void MpiWorld::Destroy() {
+  world->collectives.reset();
+  world->transport.reset();  // finalizes MPI
+  delete world;
+  world = nullptr;
+}
+
+Status MpiWorld::Barrier() {
+  Transport& t = transport();
+  const std::string key = "barrier;" + std::to_string(world->barriers++);
+  if (t.rank() != 0) {
+    CFX_RETURN_IF_ERROR(t.SendSync(0, key, ""));
+    return t.RecvSync(0, key).status();
+  }
+  for (int r = 1; r < t.size(); ++r) CFX_RETURN_IF_ERROR(t.RecvSync(r, key).status());
+  for (int r = 1; r < t.size(); ++r) CFX_RETURN_IF_ERROR(t.SendSync(r, key, ""));
+  return Status();
+}
+
+std::string MpiWorld::Key(const std::string& what) {
+  return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ";" + what;
+}
+
+}  // namespace cfx::test
+
+// Runs every test on every rank. Each rank prints "rank R of N: all tests passed" when its tests
+// passed: the ctest driver (cmake/RunMpiTest.cmake) checks that N ranks said so.
+// --funnel: every MPI call of the transport runs on its progress thread.
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  bool funnel = false;
+  for (int i = 1; i < argc; ++i) funnel = funnel || std::strcmp(argv[i], "--funnel") == 0;
+  cfx::Status s = cfx::test::MpiWorld::Create(funnel);
+  if (!s.ok()) {
+    std::fprintf(stderr, "cannot start the MPI transport: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  const int rank = cfx::test::MpiWorld::rank(), size = cfx::test::MpiWorld::size();
+  const int result = RUN_ALL_TESTS();
+  // Nobody leaves while a peer may still talk to it.
+  s = cfx::test::MpiWorld::Barrier();
+  cfx::test::MpiWorld::Destroy();
+  if (result == 0 && s.ok())
+    std::printf("rank %d of %d: all tests passed%s\n", rank, size, funnel ? " (funnel)" : "");
+  else if (!s.ok())
+    std::fprintf(stderr, "rank %d: final barrier: %s\n", rank, s.ToString().c_str());
+  return result == 0 && s.ok() ? 0 : 1;
+}

@@ -1,0 +1,39 @@
+// The MPI job a transport test program runs in: the transport-mpi plugin loaded through the real
+// PluginManager, its transport made by CreatePluginTransport (one per process: MPI starts once
+// per process) and its collectives by CreatePluginCollectives, for every test of the program.
+//
+// Every rank runs the same tests in the same order; a test talks to other ranks only through
+// the transport and never ASSERTs between two calls its peers wait for, so that a failure on one
+// rank fails that rank's test rather than hanging the others. Waits are bounded (Outcome::Wait).
+#ifndef CONFLUX_TESTS_TRANSPORT_MPI_WORLD_H_
+#define CONFLUX_TESTS_TRANSPORT_MPI_WORLD_H_
+
+#include <memory>
+#include <string>
+
+#include "runtime/transport.h"
+
+namespace cfx::test {
+
+class MpiWorld {
+ public:
+  // The job's transport and collectives; valid between main's Create and Destroy.
+  static Transport& transport();
+  static Collectives& collectives();
+  static int rank() { return transport().rank(); }
+  static int size() { return transport().size(); }
+
+  // Loads the plugin and creates the transport (chunk_bytes 1 MiB, so that a few MiB make
+  // several chunks; `funnel`: every MPI call on the progress thread) and the collectives.
+  static Status Create(bool funnel);
+  static void Destroy();
+
+  // Every rank waits until all have arrived (messages through rank 0).
+  static Status Barrier();
+  // "<test name>;<what>": a key no other test uses.
+  static std::string Key(const std::string& what);
+};
+
+}  // namespace cfx::test
+
+#endif  // CONFLUX_TESTS_TRANSPORT_MPI_WORLD_H_
