@@ -216,98 +216,109 @@ D* NewStatic() {
 
 inline void LogException() { Host().core->log(CFX_LOG_ERROR, FromException().message().c_str()); }
 
+// fn(), or `fallback` when it throws (logged): for entry points with no status to report to.
+template <typename R, typename Fn>
+R LogIfThrows(R fallback, Fn&& fn) {
+  try {
+    return fn();
+  } catch (...) {
+    LogException();
+    return fallback;
+  }
+}
+template <typename Fn>
+void LogIfThrows(Fn&& fn) {
+  try {
+    fn();
+  } catch (...) {
+    LogException();
+  }
+}
+
+// fn(); when it throws, the operation's `done` gets the exception as INTERNAL and the result is
+// value-initialized (request 0).
+template <typename Fn>
+auto FinishIfThrows(const TransportDone& done, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (...) {
+    done(FromException());
+    return decltype(fn())();
+  }
+}
+
+// What `make` made (a Result<std::unique_ptr<T>>, T derived from Base) as the host's handle H;
+// NULL with the error in `status` when it failed or threw.
+template <typename H, typename Base, typename Make>
+H* MakeHandle(cfx_status* status, Make&& make) {
+  try {
+    auto made = make();
+    if (!made.ok()) {
+      made.status().ExportTo(status);
+      return nullptr;
+    }
+    Base* object = made.value().release();
+    return reinterpret_cast<H*>(object);
+  } catch (...) {
+    FromException().ExportTo(status);
+    return nullptr;
+  }
+}
+
 inline Transport* Of(cfx_transport* t) { return reinterpret_cast<Transport*>(t); }
 inline Collectives* Of(cfx_collectives* c) { return reinterpret_cast<Collectives*>(c); }
 
 struct TransportEntry {
   static int32_t Rank(cfx_transport* t) {
-    try {
-      return Of(t)->Rank();
-    } catch (...) {
-      LogException();
-      return -1;
-    }
+    return LogIfThrows<int32_t>(-1, [t] { return Of(t)->Rank(); });
   }
   static int32_t Size(cfx_transport* t) {
-    try {
-      return Of(t)->Size();
-    } catch (...) {
-      LogException();
-      return 0;
-    }
+    return LogIfThrows<int32_t>(0, [t] { return Of(t)->Size(); });
   }
   static void SetPeerName(cfx_transport* t, int32_t rank, const char* name) {
-    try {
-      Of(t)->SetPeerName(rank, name != nullptr ? name : "");
-    } catch (...) {
-      LogException();
-    }
+    LogIfThrows([&] { Of(t)->SetPeerName(rank, name != nullptr ? name : ""); });
   }
   static void DescribePeer(cfx_transport* t, int32_t rank, char* buffer, size_t size) {
     if (size == 0) return;
-    try {
-      std::snprintf(buffer, size, "%s", Of(t)->DescribePeer(rank).c_str());
-    } catch (...) {
-      LogException();
-      std::snprintf(buffer, size, "rank %d", static_cast<int>(rank));
-    }
+    std::snprintf(buffer, size, "rank %d", static_cast<int>(rank));
+    LogIfThrows([&] { std::snprintf(buffer, size, "%s", Of(t)->DescribePeer(rank).c_str()); });
   }
   static cfx_transport_request Send(cfx_transport* t, int32_t peer, const char* key,
                                     size_t key_size, const void* meta, size_t meta_size,
                                     const void* payload, uint64_t payload_bytes,
                                     cfx_transport_done_fn done, void* arg) {
     TransportDone finish(done, arg);
-    try {
+    return FinishIfThrows(finish, [&] {
       return Of(t)->Send(peer, std::string_view(key, key_size),
                          std::string_view(static_cast<const char*>(meta), meta_size), payload,
                          payload_bytes, finish);
-    } catch (...) {
-      finish(FromException());
-      return 0;
-    }
+    });
   }
   static cfx_transport_request Recv(cfx_transport* t, int32_t peer, const char* key,
                                     size_t key_size, cfx_transport_alloc_fn alloc,
                                     cfx_transport_done_fn done, void* arg) {
     TransportDone finish(done, arg);
-    try {
+    return FinishIfThrows(finish, [&] {
       return Of(t)->Recv(peer, std::string_view(key, key_size), TransportAlloc(alloc, arg), finish);
-    } catch (...) {
-      finish(FromException());
-      return 0;
-    }
+    });
   }
   static void Cancel(cfx_transport* t, cfx_transport_request request) {
-    try {
-      Of(t)->Cancel(request);
-    } catch (...) {
-      LogException();
-    }
+    LogIfThrows([&] { Of(t)->Cancel(request); });
   }
   static void AbortPrefix(cfx_transport* t, const char* prefix, size_t prefix_size,
                           const cfx_status* why) {
-    try {
+    LogIfThrows([&] {
       Status reason = Status::From(why);
       if (reason.ok()) reason = Status(CFX_CANCELLED, "messages under this key were aborted");
       Of(t)->AbortPrefix(std::string_view(prefix, prefix_size), reason);
-    } catch (...) {
-      LogException();
-    }
+    });
   }
   static int32_t DeviceMemory(cfx_transport* t, const char* device_type) {
-    try {
-      return Of(t)->DeviceMemory(device_type != nullptr ? device_type : "") ? 1 : 0;
-    } catch (...) {
-      LogException();
-      return 0;
-    }
+    return LogIfThrows<int32_t>(
+        0, [&] { return Of(t)->DeviceMemory(device_type != nullptr ? device_type : "") ? 1 : 0; });
   }
   static void Destroy(void*, cfx_transport* t) {
-    try {
-      delete Of(t);
-    } catch (...) {
-      LogException();
-    }
+    LogIfThrows([t] { delete Of(t); });
   }
   static const cfx_transport_funcs* Funcs() {
     static const cfx_transport_funcs funcs = [] {
@@ -331,22 +342,13 @@ struct TransportEntry {
 template <typename T>
 cfx_transport* CreateTransport(void*, const cfx_host_transport_config* config, cfx_status* status) {
   static_assert(std::is_base_of_v<Transport, T>, "a transport derives from sdk::Transport");
-  try {
+  return MakeHandle<cfx_transport, Transport>(status, [config] {
     TransportConfig c;
     for (size_t i = 0; i < config->num_options; ++i)
       c.options[config->option_keys[i]] = config->option_values[i];
     c.expected_size = config->expected_size;
-    Result<std::unique_ptr<T>> made = T::Create(c);
-    if (!made.ok()) {
-      made.status().ExportTo(status);
-      return nullptr;
-    }
-    Transport* t = made.value().release();
-    return reinterpret_cast<cfx_transport*>(t);
-  } catch (...) {
-    FromException().ExportTo(status);
-    return nullptr;
-  }
+    return T::Create(c);
+  });
 }
 
 template <typename T>
@@ -365,41 +367,31 @@ struct CollectivesEntry {
                         cfx_reduce_op op, cfx_stream* stream, cfx_transport_done_fn done,
                         void* arg) {
     TransportDone finish(done, arg);
-    try {
+    FinishIfThrows(finish, [&] {
       Of(c)->AllReduce(Collectives::Ranks(ranks, num_ranks), dtype, input, output, count, op,
                        stream, finish);
-    } catch (...) {
-      finish(FromException());
-    }
+    });
   }
   static void AllGather(cfx_collectives* c, const int32_t* ranks, int32_t num_ranks,
                         cfx_dtype dtype, const void* input, uint64_t count, void* output,
                         cfx_stream* stream, cfx_transport_done_fn done, void* arg) {
     TransportDone finish(done, arg);
-    try {
+    FinishIfThrows(finish, [&] {
       Of(c)->AllGather(Collectives::Ranks(ranks, num_ranks), dtype, input, count, output, stream,
                        finish);
-    } catch (...) {
-      finish(FromException());
-    }
+    });
   }
   static void Broadcast(cfx_collectives* c, const int32_t* ranks, int32_t num_ranks,
                         cfx_dtype dtype, void* buffer, uint64_t count, int32_t root,
                         cfx_stream* stream, cfx_transport_done_fn done, void* arg) {
     TransportDone finish(done, arg);
-    try {
+    FinishIfThrows(finish, [&] {
       Of(c)->Broadcast(Collectives::Ranks(ranks, num_ranks), dtype, buffer, count, root, stream,
                        finish);
-    } catch (...) {
-      finish(FromException());
-    }
+    });
   }
   static void Destroy(void*, cfx_collectives* c) {
-    try {
-      delete Of(c);
-    } catch (...) {
-      LogException();
-    }
+    LogIfThrows([c] { delete Of(c); });
   }
   static const cfx_collective_funcs* Funcs() {
     static const cfx_collective_funcs funcs = [] {
@@ -417,18 +409,8 @@ struct CollectivesEntry {
 template <typename C>
 cfx_collectives* CreateCollectives(void*, const cfx_host_group* group, cfx_status* status) {
   static_assert(std::is_base_of_v<Collectives, C>, "collectives derive from sdk::Collectives");
-  try {
-    Result<std::unique_ptr<C>> made = C::Create(HostGroup(group));
-    if (!made.ok()) {
-      made.status().ExportTo(status);
-      return nullptr;
-    }
-    Collectives* c = made.value().release();
-    return reinterpret_cast<cfx_collectives*>(c);
-  } catch (...) {
-    FromException().ExportTo(status);
-    return nullptr;
-  }
+  return MakeHandle<cfx_collectives, Collectives>(status,
+                                                  [group] { return C::Create(HostGroup(group)); });
 }
 
 template <typename C>
