@@ -3,14 +3,16 @@
 # package (not the build tree) and runs them with the installed CLI:
 #   plugin  examples/out-of-tree-plugin: the CLI loads the op pack and runs its op;
 #   device  examples/out-of-tree-device: the TOYDEV device runs a graph, reports "no device" when
-#           configured with none, and fails cleanly when its memory is exhausted.
-# usage: check-install.sh BUILD_DIR [plugin|device]...   (default: both)
+#           configured with none, and fails cleanly when its memory is exhausted;
+#   transport  examples/out-of-tree-transport: the CLI lists its transport and collectives, and
+#           the installed mpi transport plugin's (when the build has it).
+# usage: check-install.sh BUILD_DIR [plugin|device|transport]...   (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:?usage: check-install.sh BUILD_DIR [plugin|device]...}"
 shift
 examples=("$@")
-[ ${#examples[@]} -gt 0 ] || examples=(plugin device)
+[ ${#examples[@]} -gt 0 ] || examples=(plugin device transport)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
@@ -89,11 +91,25 @@ check_device() {
   expect "$log" "RESOURCE_EXHAUSTED" "exhaustion is not RESOURCE_EXHAUSTED"
 }
 
+check_transport() {
+  build_example "$root/examples/out-of-tree-transport" "$work/oot-transport"
+  local listing
+  listing="$("$conflux" plugins --plugin "$work/oot-transport/libconflux_example_loopback.so")"
+  expect "$listing" "example_loopback 1.0.0" "transport plugin not listed"
+  expect "$listing" "transports: loopback; collectives: loopback (CPU)" \
+    "transport or collectives not listed"
+  if [ -e "$build/lib/conflux/plugins/libconflux_transport-mpi.so" ]; then
+    listing="$("$conflux" plugins --plugin transport-mpi)"
+    expect "$listing" "transports: mpi; collectives: mpi (CPU)" "installed mpi transport not listed"
+  fi
+}
+
 for example in "${examples[@]}"; do
   case "$example" in
     plugin) check_plugin ;;
     device) check_device ;;
-    *) echo "unknown example '$example' (expected plugin or device)"; exit 2 ;;
+    transport) check_transport ;;
+    *) echo "unknown example '$example' (expected plugin, device or transport)"; exit 2 ;;
   esac
   echo "install check passed: $example"
 done

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -24,6 +25,17 @@ using cfx::sdk::TransportAlloc;
 using cfx::sdk::TransportDone;
 
 Status Cancelled(const char* what) { return Status(CFX_CANCELLED, what); }
+
+// Takes the oldest entry waiting under `key`, if any.
+template <typename T>
+std::optional<T> TakeFirst(std::map<std::string, std::deque<T>>& waiting, std::string_view key) {
+  auto it = waiting.find(std::string(key));
+  if (it == waiting.end()) return std::nullopt;
+  T first = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) waiting.erase(it);
+  return first;
+}
 
 // Runs callbacks one after the other on a thread of its own.
 class CompletionThread {
@@ -81,20 +93,13 @@ class LoopbackTransport final : public cfx::sdk::Transport {
   cfx_transport_request Send(int32_t peer, std::string_view key, std::string_view meta,
                              const void* payload, uint64_t payload_bytes,
                              TransportDone done) override {
-    if (peer != 0) {
-      completions_.Run([done, peer] { done(cfx::sdk::InvalidArgument("no rank ", peer)); });
-      return 0;
-    }
+    if (Reject(peer, done)) return 0;
     std::unique_lock<std::mutex> lock(mu_);
     const cfx_transport_request id = ++next_id_;
     Message m{std::string(meta), static_cast<const char*>(payload), payload_bytes, done};
-    auto posted = receives_.find(std::string(key));
-    if (posted != receives_.end()) {
-      Receive r = std::move(posted->second.front());
-      posted->second.pop_front();
-      if (posted->second.empty()) receives_.erase(posted);
+    if (std::optional<Receive> r = TakeFirst(receives_, key)) {
       lock.unlock();
-      Deliver(std::move(m), std::move(r));
+      Deliver(std::move(m), std::move(*r));
     } else if (Aborted(key)) {
       lock.unlock();
       completions_.Run([done] { done(Status()); });  // dropped: the sender completes
@@ -106,20 +111,13 @@ class LoopbackTransport final : public cfx::sdk::Transport {
 
   cfx_transport_request Recv(int32_t peer, std::string_view key, TransportAlloc alloc,
                              TransportDone done) override {
-    if (peer != 0) {
-      completions_.Run([done, peer] { done(cfx::sdk::InvalidArgument("no rank ", peer)); });
-      return 0;
-    }
+    if (Reject(peer, done)) return 0;
     std::unique_lock<std::mutex> lock(mu_);
     const cfx_transport_request id = ++next_id_;
     Receive r{id, alloc, done};
-    auto sent = sends_.find(std::string(key));
-    if (sent != sends_.end()) {
-      Message m = std::move(sent->second.front());
-      sent->second.pop_front();
-      if (sent->second.empty()) sends_.erase(sent);
+    if (std::optional<Message> m = TakeFirst(sends_, key)) {
       lock.unlock();
-      Deliver(std::move(m), std::move(r));
+      Deliver(std::move(*m), std::move(r));
     } else if (Aborted(key)) {
       lock.unlock();
       completions_.Run([done] { done(Cancelled("the key was aborted")); });
@@ -172,6 +170,13 @@ class LoopbackTransport final : public cfx::sdk::Transport {
     TransportAlloc alloc;
     TransportDone done;
   };
+
+  // The group has rank 0 only: an operation with another peer fails.
+  bool Reject(int32_t peer, const TransportDone& done) {
+    if (peer == 0) return false;
+    completions_.Run([done, peer] { done(cfx::sdk::InvalidArgument("no rank ", peer)); });
+    return true;
+  }
 
   // Copies the payload into the buffer the receiver asks for, on the completion thread.
   void Deliver(Message m, Receive r) {

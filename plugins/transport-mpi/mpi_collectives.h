@@ -9,7 +9,8 @@
 // a derived datatype (all-gather). Reductions: see mpi_reduce.h.
 //
 // Created over the process's live MpiTransport (Create fails without one) and destroyed before
-// it. Thread-safe.
+// it. Create and the destructor block until the other ranks take part (a broadcast, a
+// communicator duplicate), so neither may run inside a transport callback. Thread-safe.
 #ifndef CONFLUX_PLUGINS_TRANSPORT_MPI_MPI_COLLECTIVES_H_
 #define CONFLUX_PLUGINS_TRANSPORT_MPI_MPI_COLLECTIVES_H_
 

@@ -133,12 +133,7 @@ TEST_F(LoopbackTransport, AnAllocErrorFailsOnlyThatReceive) {
   const std::string payload = "abc";
   test::Outcome sent, refused;
   t.Send(0, "2;x", "", payload.data(), payload.size(), sent.Callback());
-  t.Recv(
-      0, "2;x",
-      [](std::string_view, uint64_t bytes) -> StatusOr<void*> {
-        return errors::ResourceExhausted("no room for ", bytes, " bytes");
-      },
-      refused.Callback());
+  t.Recv(0, "2;x", test::RefusingAlloc(), refused.Callback());
   Status s = refused.Wait();
   EXPECT_EQ(s.code(), Code::kResourceExhausted) << s;
   EXPECT_NE(s.message().find("no room for 3 bytes"), std::string::npos) << s;

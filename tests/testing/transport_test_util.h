@@ -72,6 +72,13 @@ inline Transport::Request RecvInto(Transport& t, int peer, std::string_view key,
       into->outcome.Callback());
 }
 
+// An alloc that refuses every payload: ResourceExhausted "no room for <n> bytes".
+inline Transport::Alloc RefusingAlloc() {
+  return [](std::string_view, uint64_t bytes) -> StatusOr<void*> {
+    return errors::ResourceExhausted("no room for ", bytes, " bytes");
+  };
+}
+
 }  // namespace cfx::test
 
 #endif  // CONFLUX_TESTS_TESTING_TRANSPORT_TEST_UTIL_H_

@@ -246,12 +246,7 @@ TEST_F(MpiTransport, AnAllocErrorFailsOnlyThatReceive) {
   const std::string payload = Pattern(1 << 20, 3);
   Outcome sent, refused;
   tr.Send(Next(), MpiWorld::Key("refused"), "", payload.data(), payload.size(), sent.Callback());
-  tr.Recv(
-      Prev(), MpiWorld::Key("refused"),
-      [](std::string_view, uint64_t bytes) -> StatusOr<void*> {
-        return errors::ResourceExhausted("no room for ", bytes, " bytes");
-      },
-      refused.Callback());
+  tr.Recv(Prev(), MpiWorld::Key("refused"), RefusingAlloc(), refused.Callback());
   Status s = refused.Wait();
   EXPECT_EQ(s.code(), Code::kResourceExhausted) << s;
   EXPECT_NE(s.message().find("no room for 1048576 bytes"), std::string::npos) << s;

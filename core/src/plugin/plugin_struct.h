@@ -23,56 +23,22 @@ namespace cfx::internal {
 // its last field there). These numbers never change: a field appended later is read with FieldOr.
 template <typename T>
 struct PluginStruct;
-template <>
-struct PluginStruct<cfx_plugin_info> {
-  static constexpr const char* kName = "cfx_plugin_info";
-  static constexpr const char* kRelease = "1.0";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_plugin_info, shutdown) + sizeof(cfx_plugin_info::shutdown);
-};
-template <>
-struct PluginStruct<cfx_device_type_desc> {
-  static constexpr const char* kName = "cfx_device_type_desc";
-  static constexpr const char* kRelease = "1.0";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_device_type_desc, funcs) + sizeof(cfx_device_type_desc::funcs);
-};
-template <>
-struct PluginStruct<cfx_device_funcs> {
-  static constexpr const char* kName = "cfx_device_funcs";
-  static constexpr const char* kRelease = "1.0";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_device_funcs, describe) + sizeof(cfx_device_funcs::describe);
-};
-
-template <>
-struct PluginStruct<cfx_transport_desc> {
-  static constexpr const char* kName = "cfx_transport_desc";
-  static constexpr const char* kRelease = "1.4";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_transport_desc, collectives) + sizeof(cfx_transport_desc::collectives);
-};
-template <>
-struct PluginStruct<cfx_transport_funcs> {
-  static constexpr const char* kName = "cfx_transport_funcs";
-  static constexpr const char* kRelease = "1.4";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_transport_funcs, device_memory) + sizeof(cfx_transport_funcs::device_memory);
-};
-template <>
-struct PluginStruct<cfx_collectives_desc> {
-  static constexpr const char* kName = "cfx_collectives_desc";
-  static constexpr const char* kRelease = "1.4";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_collectives_desc, funcs) + sizeof(cfx_collectives_desc::funcs);
-};
-template <>
-struct PluginStruct<cfx_collective_funcs> {
-  static constexpr const char* kName = "cfx_collective_funcs";
-  static constexpr const char* kRelease = "1.4";
-  static constexpr size_t kFirstSize =
-      offsetof(cfx_collective_funcs, broadcast) + sizeof(cfx_collective_funcs::broadcast);
-};
+// PluginStruct<T> for a struct whose first release `release` ended with field `last`.
+#define CFX_PLUGIN_STRUCT(T, release, last)                                   \
+  template <>                                                                 \
+  struct PluginStruct<T> {                                                    \
+    static constexpr const char* kName = #T;                                  \
+    static constexpr const char* kRelease = release;                          \
+    static constexpr size_t kFirstSize = offsetof(T, last) + sizeof(T::last); \
+  };
+CFX_PLUGIN_STRUCT(cfx_plugin_info, "1.0", shutdown)
+CFX_PLUGIN_STRUCT(cfx_device_type_desc, "1.0", funcs)
+CFX_PLUGIN_STRUCT(cfx_device_funcs, "1.0", describe)
+CFX_PLUGIN_STRUCT(cfx_transport_desc, "1.4", collectives)
+CFX_PLUGIN_STRUCT(cfx_transport_funcs, "1.4", device_memory)
+CFX_PLUGIN_STRUCT(cfx_collectives_desc, "1.4", funcs)
+CFX_PLUGIN_STRUCT(cfx_collective_funcs, "1.4", broadcast)
+#undef CFX_PLUGIN_STRUCT
 
 // OK when `s` holds at least the fields of the first release of T; otherwise InvalidArgument
 // "<owner>: <struct> has struct_size N, smaller than the M bytes it has had since ABI <release>".

@@ -4,8 +4,8 @@
 #ifndef CONFLUX_SDK_FLOAT16_H_
 #define CONFLUX_SDK_FLOAT16_H_
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 namespace cfx::sdk {
 
@@ -29,14 +29,11 @@ inline float HalfToFloat(uint16_t h) {
     }
     bits = sign | (static_cast<uint32_t>(113 - shift) << 23) | ((mantissa & 0x3FFu) << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
+  return std::bit_cast<float>(bits);
 }
 
 inline uint16_t FloatToHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & 0x7FFFFFFFu;
   if (abs >= 0x7F800000u)  // Inf or NaN (a quiet NaN keeps a mantissa bit)
@@ -60,15 +57,11 @@ inline uint16_t FloatToHalf(float value) {
 }
 
 inline float Bfloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
 inline uint16_t FloatToBfloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
   if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
     return static_cast<uint16_t>((bits >> 16) | 0x40u);  // NaN stays a (quiet) NaN
   return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);

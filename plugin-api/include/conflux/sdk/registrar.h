@@ -20,7 +20,7 @@
 
 #include "conflux/sdk/gradient.h"
 #include "conflux/sdk/kernel.h"
-#include "conflux/sdk/transport.h"
+#include "conflux/sdk/transport_entry.h"
 
 namespace cfx::sdk {
 

@@ -9,9 +9,9 @@
 //   p.Transport<MpiTransport>("mpi").HostCollectives<MpiCollectives>("mpi");
 //   p.Collectives<NcclCollectives>("nccl", "GPU");                    // a device's collectives
 // The SDK makes the C descriptors (static storage: they outlive the plugin's use) and the C
-// entry points, which catch every exception: an exception thrown by Send, Recv or a collective
-// becomes that operation's `done` with INTERNAL, so an implementation must not throw once it has
-// called `done` or handed it on; one thrown elsewhere is logged.
+// entry points (conflux/sdk/transport_entry.h), which catch every exception: an exception thrown by
+// Send, Recv or a collective becomes that operation's `done` with INTERNAL, so an implementation
+// must not throw once it has called `done` or handed it on; one thrown elsewhere is logged.
 //
 // Threads: the ABI's rules hold for the C++ members too: every member may be called from any
 // thread, concurrently; TransportDone and TransportAlloc are called exactly once each, from any
@@ -19,17 +19,12 @@
 #ifndef CONFLUX_SDK_TRANSPORT_H_
 #define CONFLUX_SDK_TRANSPORT_H_
 
-#include <cstdio>
-#include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
-#include "conflux/sdk/kernel.h"
 #include "conflux/sdk/status.h"
 
 namespace cfx::sdk {
@@ -192,263 +187,6 @@ class TransportBuilder {
   Plugin* p_;
   cfx_transport_desc* desc_;
 };
-
-namespace internal {
-
-// True when the host has the transport table of minor 4.
-inline bool HostHasTransports() {
-  const cfx_host_transport_api* t = Host().transport;
-  return Host().abi_minor >= 4 && t != nullptr &&
-         CFX_HAS_FIELD(t, cfx_host_transport_api, register_transport) &&
-         t->register_transport != nullptr;
-}
-
-// A zeroed struct with static storage duration (descriptors outlive every registration).
-template <typename D>
-D* NewStatic() {
-  static std::mutex mu;
-  static auto* all = new std::deque<D>();
-  std::lock_guard<std::mutex> lock(mu);
-  D* d = &all->emplace_back();
-  d->struct_size = sizeof(D);
-  return d;
-}
-
-inline void LogException() { Host().core->log(CFX_LOG_ERROR, FromException().message().c_str()); }
-
-inline Transport* Of(cfx_transport* t) { return reinterpret_cast<Transport*>(t); }
-inline Collectives* Of(cfx_collectives* c) { return reinterpret_cast<Collectives*>(c); }
-
-struct TransportEntry {
-  static int32_t Rank(cfx_transport* t) {
-    try {
-      return Of(t)->Rank();
-    } catch (...) {
-      LogException();
-      return -1;
-    }
-  }
-  static int32_t Size(cfx_transport* t) {
-    try {
-      return Of(t)->Size();
-    } catch (...) {
-      LogException();
-      return 0;
-    }
-  }
-  static void SetPeerName(cfx_transport* t, int32_t rank, const char* name) {
-    try {
-      Of(t)->SetPeerName(rank, name != nullptr ? name : "");
-    } catch (...) {
-      LogException();
-    }
-  }
-  static void DescribePeer(cfx_transport* t, int32_t rank, char* buffer, size_t size) {
-    if (size == 0) return;
-    try {
-      std::snprintf(buffer, size, "%s", Of(t)->DescribePeer(rank).c_str());
-    } catch (...) {
-      LogException();
-      std::snprintf(buffer, size, "rank %d", static_cast<int>(rank));
-    }
-  }
-  static cfx_transport_request Send(cfx_transport* t, int32_t peer, const char* key,
-                                    size_t key_size, const void* meta, size_t meta_size,
-                                    const void* payload, uint64_t payload_bytes,
-                                    cfx_transport_done_fn done, void* arg) {
-    TransportDone finish(done, arg);
-    try {
-      return Of(t)->Send(peer, std::string_view(key, key_size),
-                         std::string_view(static_cast<const char*>(meta), meta_size), payload,
-                         payload_bytes, finish);
-    } catch (...) {
-      finish(FromException());
-      return 0;
-    }
-  }
-  static cfx_transport_request Recv(cfx_transport* t, int32_t peer, const char* key,
-                                    size_t key_size, cfx_transport_alloc_fn alloc,
-                                    cfx_transport_done_fn done, void* arg) {
-    TransportDone finish(done, arg);
-    try {
-      return Of(t)->Recv(peer, std::string_view(key, key_size), TransportAlloc(alloc, arg), finish);
-    } catch (...) {
-      finish(FromException());
-      return 0;
-    }
-  }
-  static void Cancel(cfx_transport* t, cfx_transport_request request) {
-    try {
-      Of(t)->Cancel(request);
-    } catch (...) {
-      LogException();
-    }
-  }
-  static void AbortPrefix(cfx_transport* t, const char* prefix, size_t prefix_size,
-                          const cfx_status* why) {
-    try {
-      Status reason = Status::From(why);
-      if (reason.ok()) reason = Status(CFX_CANCELLED, "messages under this key were aborted");
-      Of(t)->AbortPrefix(std::string_view(prefix, prefix_size), reason);
-    } catch (...) {
-      LogException();
-    }
-  }
-  static int32_t DeviceMemory(cfx_transport* t, const char* device_type) {
-    try {
-      return Of(t)->DeviceMemory(device_type != nullptr ? device_type : "") ? 1 : 0;
-    } catch (...) {
-      LogException();
-      return 0;
-    }
-  }
-  static void Destroy(void*, cfx_transport* t) {
-    try {
-      delete Of(t);
-    } catch (...) {
-      LogException();
-    }
-  }
-  static const cfx_transport_funcs* Funcs() {
-    static const cfx_transport_funcs funcs = [] {
-      cfx_transport_funcs f{};
-      f.struct_size = sizeof(f);
-      f.rank = &Rank;
-      f.size = &Size;
-      f.set_peer_name = &SetPeerName;
-      f.describe_peer = &DescribePeer;
-      f.send = &Send;
-      f.recv = &Recv;
-      f.cancel = &Cancel;
-      f.abort_prefix = &AbortPrefix;
-      f.device_memory = &DeviceMemory;
-      return f;
-    }();
-    return &funcs;
-  }
-};
-
-template <typename T>
-cfx_transport* CreateTransport(void*, const cfx_host_transport_config* config, cfx_status* status) {
-  static_assert(std::is_base_of_v<Transport, T>, "a transport derives from sdk::Transport");
-  try {
-    TransportConfig c;
-    for (size_t i = 0; i < config->num_options; ++i)
-      c.options[config->option_keys[i]] = config->option_values[i];
-    c.expected_size = config->expected_size;
-    Result<std::unique_ptr<T>> made = T::Create(c);
-    if (!made.ok()) {
-      made.status().ExportTo(status);
-      return nullptr;
-    }
-    Transport* t = made.value().release();
-    return reinterpret_cast<cfx_transport*>(t);
-  } catch (...) {
-    FromException().ExportTo(status);
-    return nullptr;
-  }
-}
-
-template <typename T>
-cfx_transport_desc* MakeTransportDesc(const char* name) {
-  cfx_transport_desc* d = NewStatic<cfx_transport_desc>();
-  d->name = name;
-  d->create = &CreateTransport<T>;
-  d->destroy = &TransportEntry::Destroy;
-  d->funcs = TransportEntry::Funcs();
-  return d;
-}
-
-struct CollectivesEntry {
-  static void AllReduce(cfx_collectives* c, const int32_t* ranks, int32_t num_ranks,
-                        cfx_dtype dtype, const void* input, void* output, uint64_t count,
-                        cfx_reduce_op op, cfx_stream* stream, cfx_transport_done_fn done,
-                        void* arg) {
-    TransportDone finish(done, arg);
-    try {
-      Of(c)->AllReduce(Collectives::Ranks(ranks, num_ranks), dtype, input, output, count, op,
-                       stream, finish);
-    } catch (...) {
-      finish(FromException());
-    }
-  }
-  static void AllGather(cfx_collectives* c, const int32_t* ranks, int32_t num_ranks,
-                        cfx_dtype dtype, const void* input, uint64_t count, void* output,
-                        cfx_stream* stream, cfx_transport_done_fn done, void* arg) {
-    TransportDone finish(done, arg);
-    try {
-      Of(c)->AllGather(Collectives::Ranks(ranks, num_ranks), dtype, input, count, output, stream,
-                       finish);
-    } catch (...) {
-      finish(FromException());
-    }
-  }
-  static void Broadcast(cfx_collectives* c, const int32_t* ranks, int32_t num_ranks,
-                        cfx_dtype dtype, void* buffer, uint64_t count, int32_t root,
-                        cfx_stream* stream, cfx_transport_done_fn done, void* arg) {
-    TransportDone finish(done, arg);
-    try {
-      Of(c)->Broadcast(Collectives::Ranks(ranks, num_ranks), dtype, buffer, count, root, stream,
-                       finish);
-    } catch (...) {
-      finish(FromException());
-    }
-  }
-  static void Destroy(void*, cfx_collectives* c) {
-    try {
-      delete Of(c);
-    } catch (...) {
-      LogException();
-    }
-  }
-  static const cfx_collective_funcs* Funcs() {
-    static const cfx_collective_funcs funcs = [] {
-      cfx_collective_funcs f{};
-      f.struct_size = sizeof(f);
-      f.all_reduce = &AllReduce;
-      f.all_gather = &AllGather;
-      f.broadcast = &Broadcast;
-      return f;
-    }();
-    return &funcs;
-  }
-};
-
-template <typename C>
-cfx_collectives* CreateCollectives(void*, const cfx_host_group* group, cfx_status* status) {
-  static_assert(std::is_base_of_v<Collectives, C>, "collectives derive from sdk::Collectives");
-  try {
-    Result<std::unique_ptr<C>> made = C::Create(HostGroup(group));
-    if (!made.ok()) {
-      made.status().ExportTo(status);
-      return nullptr;
-    }
-    Collectives* c = made.value().release();
-    return reinterpret_cast<cfx_collectives*>(c);
-  } catch (...) {
-    FromException().ExportTo(status);
-    return nullptr;
-  }
-}
-
-template <typename C>
-const cfx_collectives_desc* MakeCollectivesDesc(const char* name, const char* device_type) {
-  cfx_collectives_desc* d = NewStatic<cfx_collectives_desc>();
-  d->name = name;
-  d->device_type = device_type;
-  d->create = &CreateCollectives<C>;
-  d->destroy = &CollectivesEntry::Destroy;
-  d->funcs = CollectivesEntry::Funcs();
-  return d;
-}
-
-}  // namespace internal
-
-template <typename C>
-TransportBuilder& TransportBuilder::HostCollectives(const char* name) {
-  desc_->collectives = internal::MakeCollectivesDesc<C>(name, "CPU");
-  return *this;
-}
 
 }  // namespace cfx::sdk
 
