@@ -43,7 +43,9 @@ constexpr const char* kUsage = R"(usage:
               [--target NODE]... [--out DIR] [--trace FILE.json] [--timeout-ms N] [--config FILE]
       runs one step in a session on the config's devices; prints per fetch its dtype, shape,
       min/max/mean and first values; --out writes DIR/<fetch, ':' as '_'>.npy per fetch,
-      --trace a Chrome trace (chrome://tracing, Perfetto) of the step
+      --trace a Chrome trace (chrome://tracing, Perfetto) of the step; with a config that
+      has a cluster: section, run it under mpirun (docs/distributed.md): the step spans the
+      cluster and the other ranks serve it
   conflux graph place GRAPH [--config FILE] [--plugin NAME|PATH]...
       places every node on the config's devices with the static cost model; prints each node's
       device and estimated start and finish, and the estimated step time
@@ -117,8 +119,11 @@ StatusOr<Config> LoadConfig(const Args& a) {
   return Config::FromFile(a.config);
 }
 
-StatusOr<std::unique_ptr<Runtime>> MakeRuntime(const Args& a) {
+// Only `run` joins a cluster (under mpirun); the other commands look at this process's plugins
+// and devices, with or without a `cluster:` section.
+StatusOr<std::unique_ptr<Runtime>> MakeRuntime(const Args& a, bool join_cluster) {
   CFX_ASSIGN_OR_RETURN(Config config, LoadConfig(a));
+  if (!join_cluster) config.cluster.enabled = false;
   for (const std::string& p : a.plugins) {
     PluginSpec spec;
     if (p.find('/') != std::string::npos || p.ends_with(".so"))
@@ -280,7 +285,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "conflux: unknown command '%s'\n%s", Join(pos, " ").c_str(), kUsage);
     return 2;
   }
-  auto rt = MakeRuntime(*args);
+  auto rt = MakeRuntime(*args, run);
   if (!rt.ok()) return Fail(rt.status());
   if (plugins) return Plugins(**rt);
   if (run) {

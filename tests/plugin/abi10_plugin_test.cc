@@ -20,8 +20,9 @@ std::unique_ptr<Runtime> RuntimeWithAbi10Plugin() {
 TEST(Abi10Plugin, LoadsWithMinorZero) {
   auto rt = RuntimeWithAbi10Plugin();
   ASSERT_NE(rt, nullptr);
+  const std::vector<LoadedPluginInfo> plugins = rt->plugins();  // by value: keep it alive
   const LoadedPluginInfo* info = nullptr;
-  for (const LoadedPluginInfo& p : rt->plugins())
+  for (const LoadedPluginInfo& p : plugins)
     if (p.name == "abi10") info = &p;
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->abi_major, 1u);

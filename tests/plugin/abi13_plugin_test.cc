@@ -23,8 +23,9 @@ std::unique_ptr<Runtime> RuntimeWithAbi13Plugin() {
 TEST(Abi13Plugin, LoadsWithMinorThree) {
   auto rt = RuntimeWithAbi13Plugin();
   ASSERT_NE(rt, nullptr);
+  const std::vector<LoadedPluginInfo> plugins = rt->plugins();  // by value: keep it alive
   const LoadedPluginInfo* info = nullptr;
-  for (const LoadedPluginInfo& p : rt->plugins())
+  for (const LoadedPluginInfo& p : plugins)
     if (p.name == "abi13") info = &p;
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->abi_major, 1u);

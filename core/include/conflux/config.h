@@ -80,6 +80,9 @@ struct ClusterConfig {
 
 struct Config {
   std::string source;  // the file (or "<embedded>")
+  // The YAML text it was read from ("" for a Config built in code). A cluster's chief sends it
+  // to the workers, which run under it.
+  std::string text;
   std::vector<std::string> plugin_paths;
   std::vector<PluginSpec> plugins;
   std::map<std::string, DeviceTypeConfig> devices;  // by device type ("CPU")

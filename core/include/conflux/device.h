@@ -116,6 +116,8 @@ class Device {
   // an implementation calls it first thing in its destructor.
   void ReleaseResources();
   void set_compute_stream(DeviceStream* stream) { compute_stream_ = stream; }
+  // For a stand-in of a device of another process (a cluster's remote device): its incarnation.
+  void set_incarnation(uint64_t incarnation) { incarnation_ = incarnation; }
   // Blocking byte copies, in the same order as the asynchronous ones (the blocking copies above
   // and, by default, the asynchronous ones call them). Only called when the device is not
   // host-addressable.

@@ -20,6 +20,7 @@ namespace cfx {
 class PluginManager;
 namespace internal {
 struct PluginGradient;
+class Cluster;
 }
 
 struct LoadedPluginInfo {
@@ -43,6 +44,11 @@ class Runtime {
  public:
   // Registers the standard ops, loads the config's plugins and creates its devices. Fails when a
   // required plugin does not load or a required device type is missing.
+  //
+  // With a `cluster:` section (docs/distributed.md) the process must be one rank of an mpirun
+  // job of as many ranks as the cluster has tasks. On the chief's rank, Create returns a Runtime
+  // whose sessions span the cluster. On every other rank it does not return: the process serves
+  // the chief as a worker and exits (status 0) when the chief's process exits.
   static StatusOr<std::unique_ptr<Runtime>> Create(const Config& config);
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -68,15 +74,31 @@ class Runtime {
   // Device types registered by plugins, and for those with no device, why.
   std::vector<std::pair<std::string, std::string>> device_type_notes() const;
 
+  // In a cluster: this process's task ("/job:worker/replica:0/task:0"); "" for one process.
+  std::string task_name() const;
+  // The cluster's state on the chief (the other tasks' devices, the transport); null for one
+  // process.
+  internal::Cluster* cluster() const { return cluster_.get(); }
+  // Every device of the cluster: this process's (devices()) and the other tasks'. Nothing runs on
+  // the other tasks' devices in this process; placement and partitioning use them.
+  std::vector<Device*> cluster_devices() const;
+
  private:
   explicit Runtime(Config config);
+  // Everything of Create but joining a cluster: devices named after `job` and `task`.
+  static StatusOr<std::unique_ptr<Runtime>> CreateInTask(const Config& config,
+                                                         const std::string& job, int task);
   Status CreateDevices(const std::string& only_plugin);
+  Status LoadConfiguredPlugins();
   Config config_;
   OpRegistry ops_;
   KernelRegistry kernels_;
   std::unique_ptr<PluginManager> plugins_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<std::pair<std::string, std::string>> device_type_notes_;
+  std::string job_ = "localhost";
+  int task_ = 0;
+  std::unique_ptr<internal::Cluster> cluster_;
 };
 
 }  // namespace cfx

@@ -133,11 +133,19 @@ double CostModel::ComputeUs(const Node& node, const std::string& device_type,
 double CostModel::TransferUs(int64_t bytes, const Device& from, const Device& to) const {
   if (&from == &to || from.name() == to.name()) return 0;
   double b = static_cast<double>(std::max<int64_t>(bytes, 0));
+  if (from.name().job != to.name().job || from.name().task != to.name().task)
+    return network_latency_us_ + b / network_bytes_per_us_ +
+           (from.host_addressable() ? 0.0 : b / 1e4) + (to.host_addressable() ? 0.0 : b / 1e4);
   bool from_host = from.host_addressable(), to_host = to.host_addressable();
   if (from_host && to_host) return 2.0 + b / 2e4;           // a hand-over, at most a memcpy
   if (from_host || to_host) return 10.0 + b / 1e4;          // one bus crossing
   if (from.plugin() == to.plugin()) return 10.0 + b / 2e4;  // peer copy
   return 20.0 + b / 5e3;                                    // staged through the host
+}
+
+void CostModel::SetNetwork(double latency_us, double bytes_per_us) {
+  network_latency_us_ = std::max(latency_us, 0.0);
+  network_bytes_per_us_ = std::max(bytes_per_us, 1.0);
 }
 
 int64_t CostModel::OutputBytes(const Node& node, int port, const PartialTensorShape& shape) const {

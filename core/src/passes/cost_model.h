@@ -37,7 +37,8 @@ class CostModel {
   // The same with shapes inferred over the whole graph (InferGraphShapes).
   double ComputeUs(const Node& node, const std::string& device_type,
                    const NodeShapes& shapes) const;
-  // Estimated time to move `bytes` from `from` to `to`; 0 on the same device.
+  // Estimated time to move `bytes` from `from` to `to`; 0 on the same device. Between devices
+  // of different tasks (job or task differ): the network's latency and bandwidth.
   double TransferUs(int64_t bytes, const Device& from, const Device& to) const;
   // Bytes of output `port` of `node`: measured when Record() saw it, else from `shape` and the
   // dtype (unknown dims count as kUnknownDim elements).
@@ -49,6 +50,10 @@ class CostModel {
   // Whether any node time was recorded.
   bool measured() const;
 
+  // The link between tasks of a cluster, measured at start-up: one-way latency and bytes per
+  // microsecond. Until set: 50 us and 1 GB/s.
+  void SetNetwork(double latency_us, double bytes_per_us);
+
   static constexpr int64_t kUnknownDim = 32;
 
  private:
@@ -57,6 +62,7 @@ class CostModel {
     int64_t count = 0;
     double value() const { return count ? sum / count : 0; }
   };
+  double network_latency_us_ = 50.0, network_bytes_per_us_ = 1e3;
   // Static FLOP/byte estimate for a device type, ignoring measurements.
   double StaticUs(const Node& node, const std::string& device_type, const NodeShapes& shapes) const;
 

@@ -64,11 +64,12 @@ class UnionFind {
 class Placer {
  public:
   Placer(const Graph& graph, const std::vector<Device*>& devices, const KernelRegistry& kernels,
-         const CostModel& costs)
+         const CostModel& costs, const DeviceName* default_task)
       : graph_(graph),
         devices_(devices),
         kernels_(kernels),
         costs_(costs),
+        default_task_(default_task),
         groups_(graph.num_nodes()) {}
 
   StatusOr<PlacementResult> Run();
@@ -80,6 +81,9 @@ class Placer {
   Status FeasibleError(const Node& node, const std::optional<DeviceName>& request) const;
   Status Colocate();
   Status ColocationError(int root) const;
+  // Keeps each group that names no job or task in its requests on the default task's devices,
+  // where they can run it.
+  void PreferDefaultTask();
   // Marks "generators" (no inputs, stateless, every output edge into one node, e.g. a Const) to
   // follow their consumer: placed with it when it is placed, timed just before it.
   void AttachGenerators();
@@ -97,6 +101,7 @@ class Placer {
   const std::vector<Device*>& devices_;
   const KernelRegistry& kernels_;
   const CostModel& costs_;
+  const DeviceName* default_task_;
   mutable UnionFind groups_;                 // Find compresses paths
   std::vector<DeviceSet> feasible_;          // by node id
   std::map<int, DeviceSet> group_feasible_;  // by group root
@@ -199,7 +204,13 @@ Status Placer::Colocate() {
       if (IsMerge(*n) && IsEnter(*e->src))
         add(*e->src, *n, StrCat(n->name(), ": merges loop entry ", e->src->name()));
       DataType t = e->src->output_types()[e->src_output];
-      if (IsResourceOrRef(t))
+      // A reference output binds only consumers that take a reference (Assign, ApplyAdam); one
+      // that reads the value (Identity, a fetch) gets it sent (as in TensorFlow's placer).
+      const bool takes_ref =
+          IsRefType(t) && e->dst_input >= 0 &&
+          e->dst_input < static_cast<int>(n->input_types().size()) &&
+          IsRefType(n->input_types()[e->dst_input]);
+      if (t == DT_RESOURCE || takes_ref)
         add(*e->src, *n,
             StrCat(n->name(), ": reads ", DataTypeString(t), " output ", e->src->name(), ":",
                    e->src_output));
@@ -234,6 +245,24 @@ Status Placer::ColocationError(int root) const {
                                  ": no device satisfies all of their device requests and kernels "
                                  "(colocated because ",
                                  JoinStrings(why, "; "), ")");
+}
+
+void Placer::PreferDefaultTask() {
+  if (default_task_ == nullptr) return;
+  std::set<int> pinned;  // groups with a member that names a job or task
+  for (const auto& n : graph_.nodes()) {
+    if (n->def().device.empty()) continue;
+    auto parsed = DeviceName::Parse(n->def().device);
+    if (parsed.ok() && (!parsed->job.empty() || parsed->task >= 0))
+      pinned.insert(groups_.Find(n->id()));
+  }
+  for (auto& [root, set] : group_feasible_) {
+    if (pinned.count(root)) continue;
+    DeviceSet local = set;
+    for (size_t d = 0; d < devices_.size(); ++d)
+      local[d] = local[d] && default_task_->Matches(devices_[d]->name());
+    if (std::any_of(local.begin(), local.end(), [](bool b) { return b; })) set = local;
+  }
 }
 
 void Placer::AttachGenerators() {
@@ -331,6 +360,7 @@ StatusOr<PlacementResult> Placer::Run() {
   CFX_ASSIGN_OR_RETURN(std::vector<Node*> order, graph_.TopologicalOrder());
   CFX_RETURN_IF_ERROR(ComputeFeasible());
   CFX_RETURN_IF_ERROR(Colocate());
+  PreferDefaultTask();
   AttachGenerators();
   shapes_ = InferGraphShapes(graph_);
 
@@ -420,8 +450,9 @@ std::string PlacementResult::Report(const Graph& graph) const {
 }
 
 StatusOr<PlacementResult> PlaceGraph(const Graph& graph, const std::vector<Device*>& devices,
-                                     const KernelRegistry& kernels, const CostModel& costs) {
-  return Placer(graph, devices, kernels, costs).Run();
+                                     const KernelRegistry& kernels, const CostModel& costs,
+                                     const DeviceName* default_task) {
+  return Placer(graph, devices, kernels, costs, default_task).Run();
 }
 
 }  // namespace cfx

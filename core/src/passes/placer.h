@@ -41,8 +41,12 @@ struct PlacementResult {
 // group's feasible sets do not intersect (naming the nodes, their requests, where each has
 // kernels and why they are colocated), when a requested device cannot be parsed, or when the
 // graph has a cycle.
+// `default_task` (a cluster's chief, "/job:worker/replica:0/task:0"; may be null): a colocation
+// group none of whose members names a job or task in its request stays on that task's devices
+// when they can run it (TensorFlow places such nodes in the client's task).
 StatusOr<PlacementResult> PlaceGraph(const Graph& graph, const std::vector<Device*>& devices,
-                                     const KernelRegistry& kernels, const CostModel& costs);
+                                     const KernelRegistry& kernels, const CostModel& costs,
+                                     const DeviceName* default_task = nullptr);
 
 }  // namespace cfx
 

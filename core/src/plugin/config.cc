@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "plugin/cluster_config.h"
-#include "plugin/log.h"
+#include "util/log.h"
 
 namespace cfx {
 namespace {
@@ -706,7 +706,9 @@ class Parser {
 }  // namespace
 
 StatusOr<Config> Config::FromString(const std::string& yaml, const std::string& source) {
-  return Parser(source, "").Parse(yaml);
+  CFX_ASSIGN_OR_RETURN(Config config, Parser(source, "").Parse(yaml));
+  config.text = yaml;
+  return config;
 }
 
 StatusOr<Config> Config::FromFile(const std::string& path) {
@@ -722,7 +724,10 @@ StatusOr<Config> Config::FromFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return errors::InvalidArgument(path, ": cannot read the config file");
-  return Parser(path, fs::path(path).parent_path().string()).Parse(text.str());
+  CFX_ASSIGN_OR_RETURN(Config config,
+                       Parser(path, fs::path(path).parent_path().string()).Parse(text.str()));
+  config.text = text.str();
+  return config;
 }
 
 Config Config::Default() {

@@ -1,7 +1,7 @@
 // The core table of the host API (cfx_host_core_api): status objects and logging.
 #include "plugin/abi_types.h"
 #include "plugin/host_api_tables.h"
-#include "plugin/log.h"
+#include "util/log.h"
 
 namespace cfx::internal {
 namespace {

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "plugin/abi_types.h"
-#include "plugin/log.h"
+#include "util/log.h"
 #include "plugin/plugin_struct.h"
 #include "plugin/plugin_transport.h"
 

@@ -7,7 +7,7 @@
 
 #include "plugin/abi_types.h"
 #include "plugin/host_api_tables.h"
-#include "plugin/log.h"
+#include "util/log.h"
 #include "plugin/plugin_device.h"
 
 namespace cfx::internal {

@@ -17,8 +17,10 @@ void PlacementCosts::Record(const StepStats& stats, const Runtime& runtime) {
 }
 
 StatusOr<std::vector<Device*>> Place(const Graph& graph, const std::vector<Device*>& devices,
-                                     const KernelRegistry& kernels, const PlacementCosts& costs) {
-  CFX_ASSIGN_OR_RETURN(PlacementResult placed, PlaceGraph(graph, devices, kernels, costs.model()));
+                                     const KernelRegistry& kernels, const PlacementCosts& costs,
+                                     const DeviceName* default_task) {
+  CFX_ASSIGN_OR_RETURN(PlacementResult placed,
+                       PlaceGraph(graph, devices, kernels, costs.model(), default_task));
   return placed.device_of;
 }
 

@@ -20,6 +20,10 @@ class PlacementCosts {
   explicit PlacementCosts(bool measured) : measured_(measured) {}
   void Record(const StepStats& stats, const Runtime& runtime);
   const CostModel& model() const { return model_; }
+  // The link between the tasks of a cluster (CostModel::SetNetwork).
+  void SetNetwork(double latency_us, double bytes_per_us) {
+    model_.SetNetwork(latency_us, bytes_per_us);
+  }
 
  private:
   bool measured_;
@@ -27,8 +31,10 @@ class PlacementCosts {
 };
 
 // A device for every node (indexed by Node::id()).
+// `default_task`: see PlaceGraph.
 StatusOr<std::vector<Device*>> Place(const Graph& graph, const std::vector<Device*>& devices,
-                                     const KernelRegistry& kernels, const PlacementCosts& costs);
+                                     const KernelRegistry& kernels, const PlacementCosts& costs,
+                                     const DeviceName* default_task = nullptr);
 
 // Runs the config's graph optimizations (CSE, constant folding) on a pruned graph, keeping the
 // feeds, fetches and targets.

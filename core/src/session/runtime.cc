@@ -1,52 +1,194 @@
 // Runtime: start-up from a Config.
 #include "conflux/runtime.h"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
 #include <thread>
 
+#include "distributed/cluster.h"
+#include "distributed/worker.h"
 #include "kernels/builtin.h"
 #include "plugin/abi_types.h"
-#include "plugin/log.h"
 #include "plugin/plugin_device.h"
 #include "plugin/plugin_manager.h"
+#include "plugin/plugin_transport.h"
+#include "util/log.h"
 
 namespace cfx {
 
 Runtime::Runtime(Config config) : config_(std::move(config)) {}
 
 Runtime::~Runtime() {
+  cluster_.reset();  // closes the chief's session with the workers
   devices_.clear();  // before the plugins that own their code shut down
   plugins_.reset();
 }
 
-StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const Config& config) {
-  std::unique_ptr<Runtime> rt(new Runtime(config));
-  internal::LogLevel level;
-  if (internal::ParseLogLevel(config.log_level, &level)) internal::SetLogLevel(level);
-  RegisterStandardOps(&rt->ops_);
-  internal::RegisterRuntimeKernels(&rt->kernels_);
-  internal::RegisterStateKernels(&rt->kernels_);
-  internal::RegisterQueueKernels(&rt->kernels_);
-  internal::RegisterTensorArrayKernels(&rt->kernels_);
-  internal::RegisterStackKernels(&rt->kernels_);
-  internal::RegisterReaderKernels(&rt->kernels_);
-  internal::RegisterSummaryKernels(&rt->kernels_);
-  internal::RegisterControlFlowKernels(&rt->kernels_);
-  rt->plugins_ = std::make_unique<PluginManager>(&rt->ops_, &rt->kernels_, config.plugin_paths);
-  for (const PluginSpec& spec : config.plugins) {
-    Status s = rt->plugins_->Load(spec);
+namespace {
+
+// The process's group: joined by the first Runtime of a cluster config, left when the process
+// exits (a transport such as MPI joins once per process).
+struct ProcessGroupSlot {
+  std::mutex mu;
+  std::unique_ptr<internal::ProcessGroup> group;
+};
+ProcessGroupSlot& GroupSlot() {
+  static ProcessGroupSlot slot;
+  return slot;
+}
+
+std::string ClusterShape(const ClusterConfig& c) {
+  std::string jobs;
+  for (const ClusterJob& j : c.jobs)
+    jobs += (jobs.empty() ? "" : ", ") + std::to_string(j.tasks) + " " + j.name;
+  return std::to_string(c.num_tasks()) + " tasks (" + jobs + ")";
+}
+
+}  // namespace
+
+// Joins (once per process) the process group of `config`'s cluster through its transport plugin,
+// loaded by `plugins` (loading "transport-<name>" when no loaded plugin registered the
+// transport).
+static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
+                                                          PluginManager* plugins) {
+  const ClusterConfig& cc = config.cluster;
+  CFX_ASSIGN_OR_RETURN(std::vector<ClusterTask> tasks, cc.Resolve());
+  CFX_ASSIGN_OR_RETURN(int chief, cc.ChiefRank());
+  const std::string where = config.source + (cc.source.empty() ? "" : " (" + cc.source + ")");
+  ProcessGroupSlot& slot = GroupSlot();
+  std::lock_guard<std::mutex> lock(slot.mu);
+  if (slot.group != nullptr) {
+    if (slot.group->size() != cc.num_tasks() || slot.group->chief() != chief ||
+        slot.group->transport()->name() != cc.transport)
+      return errors::FailedPrecondition(
+          where, ": this process already joined a cluster of ", slot.group->size(),
+          " tasks over transport ", slot.group->transport()->name(),
+          "; a process belongs to one cluster for its lifetime");
+    return slot.group.get();
+  }
+  if (plugins->transports().count(cc.transport) == 0) {
+    PluginSpec spec;
+    spec.name = "transport-" + cc.transport;
+    spec.source = where;
+    Status s = plugins->Load(spec);
+    if (!s.ok())
+      return s.WithPrefix(where + ": cluster.transport is '" + cc.transport +
+                          "', which no loaded plugin registers, and plugin " + spec.name +
+                          " did not load: ");
+    if (plugins->transports().count(cc.transport) == 0)
+      return errors::NotFound(where, ": cluster.transport '", cc.transport,
+                              "': plugin ", spec.name, " registers no transport of that name");
+  }
+  const PluginManager::TransportEntry& entry = plugins->transports().at(cc.transport);
+  // The transport's code stays loaded until the process exits, whatever the Runtime does.
+  for (const LoadedPluginInfo& p : plugins->loaded())
+    if (p.name == entry.plugin && !p.path.empty()) (void)dlopen(p.path.c_str(), RTLD_NOW);
+  std::vector<std::pair<std::string, std::string>> options;
+  for (const PluginSpec& p : config.plugins)
+    if (p.name == entry.plugin) options = p.options;
+  options.insert(options.end(), cc.transport_options.begin(), cc.transport_options.end());
+  CFX_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport,
+                       internal::CreatePluginTransport(entry.desc, entry.plugin, options,
+                                                       cc.num_tasks()));
+  if (transport->size() != cc.num_tasks()) {
+    if (transport->size() == 1)
+      return errors::FailedPrecondition(
+          where, ": the config describes a cluster of ", ClusterShape(cc),
+          " but this process was not started as one of ", cc.num_tasks(),
+          " ranks: launch it with mpirun -n ", cc.num_tasks(), " (one rank per task)");
+    return errors::FailedPrecondition(where, ": mpirun started ", transport->size(),
+                                      " ranks but the config describes a cluster of ",
+                                      ClusterShape(cc), ": use mpirun -n ", cc.num_tasks());
+  }
+  Transport* t = transport.get();
+  auto group = std::make_unique<internal::ProcessGroup>(
+      std::shared_ptr<Transport>(std::move(transport)), std::move(tasks), chief);
+  if (entry.desc->collectives != nullptr) {
+    CFX_ASSIGN_OR_RETURN(std::unique_ptr<Collectives> collectives,
+                         internal::CreatePluginCollectives(entry.desc->collectives, entry.plugin, t));
+    group->set_host_collectives(std::move(collectives));
+  }
+  slot.group = std::move(group);
+  return slot.group.get();
+}
+
+Status Runtime::LoadConfiguredPlugins() {
+  RegisterStandardOps(&ops_);
+  internal::RegisterRuntimeKernels(&kernels_);
+  internal::RegisterStateKernels(&kernels_);
+  internal::RegisterQueueKernels(&kernels_);
+  internal::RegisterTensorArrayKernels(&kernels_);
+  internal::RegisterStackKernels(&kernels_);
+  internal::RegisterReaderKernels(&kernels_);
+  internal::RegisterSummaryKernels(&kernels_);
+  internal::RegisterControlFlowKernels(&kernels_);
+  plugins_ = std::make_unique<PluginManager>(&ops_, &kernels_, config_.plugin_paths);
+  for (const PluginSpec& spec : config_.plugins) {
+    Status s = plugins_->Load(spec);
     if (s.ok()) continue;
     std::string where = spec.source.empty() ? "" : " (" + spec.source + ")";
     if (spec.required) return s.WithPrefix("required plugin" + where + ": ");
     internal::LogMessage(internal::LogLevel::kWarning,
                          "optional plugin" + where + " not loaded: " + s.ToString());
   }
+  return Status();
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::CreateInTask(const Config& config,
+                                                         const std::string& job, int task) {
+  std::unique_ptr<Runtime> rt(new Runtime(config));
+  rt->job_ = job;
+  rt->task_ = task;
+  CFX_RETURN_IF_ERROR(rt->LoadConfiguredPlugins());
   CFX_RETURN_IF_ERROR(rt->CreateDevices(""));
-  for (const auto& [type, cfg] : config.devices) {
+  for (const auto& [type, cfg] : rt->config_.devices) {
     if (rt->plugins_->device_types().count(type) == 0 && cfg.required && cfg.count > 0)
       return errors::FailedPrecondition("the config requires ", cfg.count, " ", type,
                                         " device(s) but no loaded plugin provides device type ",
                                         type);
   }
+  return rt;
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const Config& config) {
+  internal::LogLevel level;
+  if (internal::ParseLogLevel(config.log_level, &level)) internal::SetLogLevel(level);
+  if (!config.cluster.enabled) return CreateInTask(config, "localhost", 0);
+
+  // A cluster: join the process group first (the transport's plugin is loaded by a Runtime
+  // that lives only for that).
+  internal::ProcessGroup* group;
+  {
+    Runtime loader(config);
+    CFX_RETURN_IF_ERROR(loader.LoadConfiguredPlugins());
+    CFX_ASSIGN_OR_RETURN(group, JoinProcessGroup(config, loader.plugins_.get()));
+  }
+  const ClusterTask& self = group->tasks()[group->rank()];
+  if (!group->is_chief()) {
+    // A worker: serve the chief until its process exits, then exit.
+    Status served = internal::ServeWorker(group, config, [](const Config& c) {
+      internal::ProcessGroup* g = GroupSlot().group.get();
+      const ClusterTask& t = g->tasks()[g->rank()];
+      Config task_config = c;
+      task_config.devices = c.cluster.DevicesOf(t.job, c.devices);
+      return CreateInTask(task_config, t.job, t.task);
+    });
+    if (!served.ok())
+      internal::LogMessage(internal::LogLevel::kError,
+                           "worker " + group->task_name(group->rank()) + ": " + served.ToString());
+    {
+      std::lock_guard<std::mutex> lock(GroupSlot().mu);
+      GroupSlot().group.reset();
+    }
+    std::exit(served.ok() ? 0 : 1);
+  }
+  Config chief_config = config;
+  chief_config.devices = config.cluster.DevicesOf(self.job, config.devices);
+  CFX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> rt, CreateInTask(chief_config, self.job, self.task));
+  CFX_ASSIGN_OR_RETURN(rt->cluster_, internal::Cluster::Open(group, config.text));
   return rt;
 }
 
@@ -102,9 +244,9 @@ Status Runtime::CreateDevices(const std::string& only_plugin) {
                               std::to_string(i) + ": ");
       }
       DeviceName name;
-      name.job = "localhost";
+      name.job = job_;
       name.replica = 0;
-      name.task = 0;
+      name.task = task_;
       name.type = type;
       name.id = i;
       auto device =
@@ -125,6 +267,18 @@ StatusOr<Device*> Runtime::FindDevice(const std::string& spec) const {
   }
   return errors::NotFound("no device matches \"", spec,
                           "\"; devices:", names.empty() ? " (none)" : names);
+}
+
+std::string Runtime::task_name() const {
+  return cluster_ == nullptr ? std::string() : "/job:" + job_ + "/replica:0/task:" + std::to_string(task_);
+}
+
+std::vector<Device*> Runtime::cluster_devices() const {
+  std::vector<Device*> all;
+  for (const auto& d : devices_) all.push_back(d.get());
+  if (cluster_ != nullptr)
+    for (const auto& d : cluster_->remote_devices()) all.push_back(d.get());
+  return all;
 }
 
 std::vector<LoadedPluginInfo> Runtime::plugins() const { return plugins_->loaded(); }

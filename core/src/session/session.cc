@@ -6,9 +6,12 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
+#include "distributed/master.h"
+#include "distributed/remote_rendezvous.h"
 #include "runtime/copy_tensor.h"
 #include "runtime/executor.h"
 #include "session/graph_rewrite.h"
@@ -27,6 +30,8 @@ struct ExecutorsAndKeys {
   std::vector<std::string> feed_names;
   size_t num_fetches = 0;
   std::vector<std::pair<std::string, GraphDef>> partition_graphs;
+  // In a cluster: the partitions of the other tasks, registered with them.
+  std::unique_ptr<internal::RemoteGraphs> remote;
 };
 
 }  // namespace
@@ -75,6 +80,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Runtime* runtime, const Graph
   impl->pool = std::make_unique<ThreadPool>(threads);
   impl->costs =
       std::make_unique<PlacementCosts>(runtime->config().placement_cost_model == "measured");
+  if (internal::Cluster* cluster = runtime->cluster(); cluster != nullptr)
+    impl->costs->SetNetwork(cluster->latency_us(), cluster->bytes_per_us());
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -120,20 +127,40 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
   ek->feed_shapes = pruned.feed_shapes;
   ek->feed_names = feed_names;
   ek->num_fetches = fetches.size();
+  internal::Cluster* cluster = runtime->cluster();
+  std::optional<DeviceName> chief;
+  if (cluster != nullptr) {
+    // Feeds and fetches live in the client's task; so does every node that names no task.
+    chief = DeviceName::Parse(runtime->task_name()).value();
+    std::set<std::string> frame_nodes(pruned.arg_nodes.begin(), pruned.arg_nodes.end());
+    frame_nodes.insert(pruned.retval_nodes.begin(), pruned.retval_nodes.end());
+    for (NodeDef& n : pruned.graph.node)
+      if (frame_nodes.count(n.name)) n.device = runtime->task_name();
+  }
   CFX_RETURN_IF_ERROR(OptimizeForRun(*runtime, pruned, targets, &pruned.graph));
   CFX_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g,
                        Graph::FromGraphDef(pruned.graph, &runtime->ops()));
-  std::vector<Device*> devices;
-  for (const auto& d : runtime->devices()) devices.push_back(d.get());
+  std::vector<Device*> devices = runtime->cluster_devices();
   CFX_ASSIGN_OR_RETURN(std::vector<Device*> device_of,
-                       Place(*g, devices, runtime->kernels(), *costs));
+                       Place(*g, devices, runtime->kernels(), *costs, chief ? &*chief : nullptr));
   CFX_ASSIGN_OR_RETURN(auto parts, PartitionGraph(*g, device_of));
+  std::set<const Device*> local;
+  for (const auto& d : runtime->devices()) local.insert(d.get());
+  std::map<int, std::vector<std::pair<std::string, GraphDef>>> remote_parts;
   for (auto& [device, part] : parts) {
+    ek->partition_graphs.emplace_back(device->full_name(), part);
+    if (!local.count(device)) {
+      const int rank = cluster->group()->RankOfDevice(device->full_name());
+      remote_parts[rank].emplace_back(device->full_name(), std::move(part));
+      continue;
+    }
     CFX_ASSIGN_OR_RETURN(std::unique_ptr<Graph> pg, Graph::FromGraphDef(part, &runtime->ops()));
     CFX_ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex,
                          Executor::Create(*runtime, device, pool.get(), std::move(pg)));
     ek->executors.push_back(std::move(ex));
-    ek->partition_graphs.emplace_back(device->full_name(), std::move(part));
+  }
+  if (!remote_parts.empty()) {
+    CFX_ASSIGN_OR_RETURN(ek->remote, internal::RemoteGraphs::Register(cluster, remote_parts));
   }
   std::lock_guard<std::mutex> lock(mu);
   auto [it, inserted] = cache.emplace(key, ek);
@@ -173,11 +200,24 @@ Status Session::Run(const RunOptions& options,
   frame.retval_set.assign(ek->num_fetches, 0);
 
   CancellationManager cancellation;
-  LocalRendezvous rendezvous;
+  internal::Cluster* cluster = impl.runtime->cluster();
   StepContext step;
-  step.step_id = impl.next_step_id.fetch_add(1, std::memory_order_relaxed);
+  std::unique_ptr<Rendezvous> rendezvous;
+  if (cluster == nullptr) {
+    step.step_id = impl.next_step_id.fetch_add(1, std::memory_order_relaxed);
+    rendezvous = std::make_unique<LocalRendezvous>();
+  } else {
+    // Step ids are unique in the cluster: the transport's keys carry them.
+    internal::ProcessGroup* group = cluster->group();
+    step.step_id = group->NewStepId();
+    rendezvous = std::make_unique<internal::RemoteRendezvous>(
+        group->transport(), step.step_id, group->rank(),
+        [group](std::string_view d) { return group->RankOfDevice(d); },
+        [group](int rank) { return group->task_name(rank); },
+        [&cancellation](const Status& s) { cancellation.StartCancel(s); });
+  }
   step.cancellation = &cancellation;
-  step.rendezvous = &rendezvous;
+  step.rendezvous = rendezvous.get();
   step.call_frame = &frame;
   step.collect_stats = options.trace && metadata != nullptr;
   ResourceMgr step_resources("step " + std::to_string(step.step_id));  // dies with the step
@@ -188,14 +228,36 @@ Status Session::Run(const RunOptions& options,
     impl.active_steps.insert(&cancellation);
     ++impl.running;
   }
-  if (ek->executors.size() > 1)
-    cancellation.Register([&rendezvous](const Status& s) { rendezvous.StartAbort(s); });
+  internal::RemoteGraphs* remote = ek->remote.get();
+  if (ek->executors.size() > 1 || remote != nullptr)
+    cancellation.Register([&rendezvous](const Status& s) { rendezvous->StartAbort(s); });
+  if (remote != nullptr)
+    cancellation.Register(
+        [remote, id = step.step_id](const Status& s) { remote->Abort(id, s); });
 
   std::vector<DeviceStepStats> stats(step.collect_stats ? ek->executors.size() : 0);
+  std::vector<DeviceStepStats> remote_stats;
   Notification all_done;
-  std::atomic<int> remaining{static_cast<int>(ek->executors.size())};
+  std::atomic<int> remaining{static_cast<int>(ek->executors.size()) + (remote ? 1 : 0)};
   std::mutex status_mu;
   Status step_status;
+  int64_t timeout_ms = options.timeout_ms;
+  if (timeout_ms == 0 && cluster != nullptr)
+    timeout_ms = impl.runtime->config().cluster.step_timeout_ms;
+  if (remote != nullptr) {
+    remote->RunAsync(step.step_id, step.collect_stats,
+                     [&](const Status& s, std::vector<DeviceStepStats> task_stats) {
+                       if (!s.ok()) {
+                         {
+                           std::lock_guard<std::mutex> lock(status_mu);
+                           if (step_status.ok()) step_status = s;
+                         }
+                         cancellation.StartCancel(s);
+                       }
+                       remote_stats = std::move(task_stats);
+                       if (remaining.fetch_sub(1) == 1) all_done.Notify();
+                     });
+  }
   for (size_t i = 0; i < ek->executors.size(); ++i) {
     ek->executors[i]->RunAsync(step, step.collect_stats ? &stats[i] : nullptr,
                                [&](const Status& s) {
@@ -206,10 +268,14 @@ Status Session::Run(const RunOptions& options,
                                  if (remaining.fetch_sub(1) == 1) all_done.Notify();
                                });
   }
-  if (options.timeout_ms > 0 && !all_done.WaitFor(options.timeout_ms))
+  if (timeout_ms > 0 && !all_done.WaitFor(timeout_ms))
     cancellation.StartCancel(
-        errors::DeadlineExceeded("the step timed out after ", options.timeout_ms, " ms"));
+        errors::DeadlineExceeded("the step timed out after ", timeout_ms, " ms"));
   all_done.Wait();
+  if (cluster != nullptr)  // what is left of the step's messages is dropped from now on
+    cluster->group()->transport()->AbortPrefix(
+        internal::RemoteRendezvous::StepPrefix(step.step_id),
+        errors::Cancelled("step ", step.step_id, " is over"));
   {
     std::lock_guard<std::mutex> lock(impl.mu);
     impl.active_steps.erase(&cancellation);
@@ -231,6 +297,7 @@ Status Session::Run(const RunOptions& options,
   }
   if (metadata != nullptr) {
     metadata->step_stats.devices = std::move(stats);
+    for (DeviceStepStats& d : remote_stats) metadata->step_stats.devices.push_back(std::move(d));
     if (step.collect_stats) impl.costs->Record(metadata->step_stats, *impl.runtime);
   }
   return Status();
@@ -251,7 +318,7 @@ Status Session::Close() {
 
 std::vector<DeviceAttributes> Session::ListDevices() const {
   std::vector<DeviceAttributes> out;
-  for (const auto& d : impl_->runtime->devices())
+  for (const Device* d : impl_->runtime->cluster_devices())
     out.push_back(
         {d->full_name(), d->type(), d->description(), d->allocator()->stats().bytes_limit});
   return out;

@@ -1,5 +1,5 @@
 // Logging to stderr.
-#include "plugin/log.h"
+#include "util/log.h"
 
 #include <atomic>
 #include <cstdio>

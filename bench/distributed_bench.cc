@@ -1,0 +1,251 @@
+// Transfers and steps across processes, against raw MPI in the same program (docs/distributed.md).
+//
+//   mpirun -n 2 build/bin/distributed_bench        # tensor transfer: runtime vs raw MPI
+//   mpirun -n 4 build/bin/distributed_bench        # also: an empty step over 4 tasks
+// (as root add --allow-run-as-root; with more ranks than cores --oversubscribe)
+//
+// 1. Raw MPI: a ping-pong of S bytes between ranks 0 and 1 (MPI_Send/MPI_Recv into buffers
+//    allocated once), for S from 8 B to 64 MiB: round-trip time and bandwidth (2 S / rtt).
+// 2. The same through the runtime: one step of a while loop whose body moves a tensor of S
+//    bytes to task 1 (an Identity there) and back to the chief (an Identity), K iterations;
+//    rtt = step time / K. Every iteration is two _Send/_Recv pairs across processes plus the
+//    loop's own control (Enter/Merge/Switch/NextIteration and the control loop on task 1).
+// 3. An empty distributed step (a NoOp on every task) and a 10,000-iteration while loop whose
+//    body (an AddV2) sits on task 1: the master/worker protocol's per-step cost and the
+//    iterations per second of a loop split across processes.
+// Ranks not in a measurement wait in a sleeping barrier, so they do not take a core.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "conflux/cc/control_flow.h"
+#include "conflux/cc/ops/standard_ops.h"
+#include "conflux/config.h"
+#include "conflux/runtime.h"
+#include "conflux/session.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// A barrier that sleeps instead of spinning while it waits.
+void IdleBarrier() {
+  MPI_Request r;
+  MPI_Ibarrier(MPI_COMM_WORLD, &r);
+  int done = 0;
+  while (!done) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (!done) usleep(500);
+  }
+}
+
+const std::vector<size_t> kSizes = {8, 64, 1024, 16 << 10, 256 << 10, 1 << 20, 4 << 20,
+                                    16 << 20, 64 << 20};
+
+// Round trips for a size: enough to move ~1 GiB, between 20 and 5000.
+int Reps(size_t bytes) {
+  return static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / (2 * bytes), 20, 5000));
+}
+
+// Raw MPI ping-pong; the best of three runs, in microseconds per round trip (rank 0's view).
+std::vector<double> RawPingPong(int rank) {
+  std::vector<double> rtt;
+  std::vector<char> buffer(kSizes.back());
+  for (size_t bytes : kSizes) {
+    const int reps = Reps(bytes);
+    double best = 1e30;
+    for (int run = 0; run < 3; ++run) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      auto start = Clock::now();
+      for (int i = 0; i < reps; ++i) {
+        if (rank == 0) {
+          MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+          MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+        } else {
+          MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+          MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+      }
+      best = std::min(best, Seconds(start) * 1e6 / reps);
+    }
+    rtt.push_back(best);
+  }
+  return rtt;
+}
+
+std::string ClusterYaml(int tasks) {
+  return std::string("plugin_paths: [\"") + CONFLUX_BUILD_PLUGIN_DIR + R"("]
+plugins:
+  - {name: cpu}
+  - {name: transport-mpi}
+devices:
+  CPU: {count: 1}
+threads: {intra_op: 1, inter_op: 1}
+cluster:
+  transport: mpi
+  jobs:
+    - {name: worker, tasks: )" + std::to_string(tasks) + "}\n";
+}
+
+std::string Task(int t) {
+  return "/job:worker/replica:0/task:" + std::to_string(t) + "/device:CPU:0";
+}
+
+// Microseconds per iteration of a loop of `trips` iterations whose body sends `x` to task 1 and
+// back (best of three steps).
+double RuntimeRoundTrip(cfx::Runtime* rt, size_t bytes, int trips) {
+  using namespace cfx;  // NOLINT
+  Scope root = Scope::NewRootScope(rt);
+  Scope chief = root.WithDevice(Task(0));
+  Output x = ops::Placeholder(chief, DT_UINT8);
+  Output n = ops::Placeholder(chief, DT_INT32);
+  Output i0 = ops::Const(chief, 0);
+  std::vector<Output> out;
+  Status built = WhileLoop(
+      chief, {i0, x},
+      [&](const Scope& s, const std::vector<Output>& v, Output* pred) {
+        *pred = ops::Less(s, v[0], n);
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& v, std::vector<Output>* next) {
+        Output there = ops::Identity(s.WithDevice(Task(1)), v[1]);
+        Output back = ops::Identity(s, there);
+        *next = {ops::AddV2(s, v[0], 1), back};
+        return s.status();
+      },
+      &out, {.parallel_iterations = 1});
+  GraphDef graph;
+  if (!built.ok() || !root.ToGraphDef(&graph).ok()) {
+    std::fprintf(stderr, "building the graph: %s\n", built.ToString().c_str());
+    std::exit(1);
+  }
+  auto session = Session::Create(rt, graph).value();
+  Tensor value(DT_UINT8, TensorShape({static_cast<int64_t>(bytes)}));
+  std::memset(value.raw_data(), 1, bytes);
+  Tensor count(DT_INT32, TensorShape({}));
+  std::vector<Tensor> result;
+  double best = 1e30;
+  for (int run = 0; run < 4; ++run) {
+    count.data<int32_t>()[0] = run == 0 ? 2 : trips;  // the first run registers the graph
+    auto start = Clock::now();
+    Status s = session->Run({{x.name(), value}, {n.name(), count}}, {out[1].name()}, {}, &result);
+    if (!s.ok()) {
+      std::fprintf(stderr, "step: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+    if (run > 0) best = std::min(best, Seconds(start) * 1e6 / trips);
+  }
+  return best;
+}
+
+// Microseconds per step of a NoOp on every task (best of three runs of `steps` steps).
+double EmptyStep(cfx::Runtime* rt, int tasks, int steps) {
+  using namespace cfx;  // NOLINT
+  Scope root = Scope::NewRootScope(rt);
+  std::vector<std::string> targets;
+  for (int t = 0; t < tasks; ++t) targets.push_back(ops::NoOp(root.WithDevice(Task(t))).name());
+  GraphDef graph;
+  (void)root.ToGraphDef(&graph);
+  auto session = Session::Create(rt, graph).value();
+  (void)session->Run({}, {}, targets, nullptr);
+  double best = 1e30;
+  for (int run = 0; run < 3; ++run) {
+    auto start = Clock::now();
+    for (int i = 0; i < steps; ++i) (void)session->Run({}, {}, targets, nullptr);
+    best = std::min(best, Seconds(start) * 1e6 / steps);
+  }
+  return best;
+}
+
+// Iterations per second of a 10,000-iteration loop whose body (x + 1) runs on task 1.
+double LoopOnAnotherTask(cfx::Runtime* rt, int trips) {
+  using namespace cfx;  // NOLINT
+  Scope root = Scope::NewRootScope(rt);
+  Scope chief = root.WithDevice(Task(0));
+  std::vector<Output> out;
+  Status built = WhileLoop(
+      chief, {ops::Const(chief, 0), ops::Const(chief, 0.0f)},
+      [&](const Scope& s, const std::vector<Output>& v, Output* pred) {
+        *pred = ops::Less(s, v[0], trips);
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& v, std::vector<Output>* next) {
+        *next = {ops::AddV2(s, v[0], 1), ops::AddV2(s.WithDevice(Task(1)), v[1], 1.0f)};
+        return s.status();
+      },
+      &out);
+  GraphDef graph;
+  if (!built.ok() || !root.ToGraphDef(&graph).ok()) std::exit(1);
+  auto session = Session::Create(rt, graph).value();
+  std::vector<Tensor> result;
+  double best = 0;
+  for (int run = 0; run < 3; ++run) {
+    auto start = Clock::now();
+    Status s = session->Run({}, {out[1].name()}, {}, &result);
+    if (!s.ok() || result[0].data<float>()[0] != static_cast<float>(trips)) {
+      std::fprintf(stderr, "loop: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+    best = std::max(best, trips / Seconds(start));
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  // Registered before the runtime's process group exists: runs after it has left the group.
+  std::atexit([] { MPI_Finalize(); });
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    std::fprintf(stderr, "run with mpirun -n 2 (or 4)\n");
+    MPI_Finalize();
+    return 2;
+  }
+  std::vector<double> raw;
+  if (rank < 2) raw = RawPingPong(rank);
+  IdleBarrier();
+
+  auto config = cfx::Config::FromString(ClusterYaml(size), "distributed_bench");
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
+    return 1;
+  }
+  // Ranks other than 0 serve as workers inside Create and exit when rank 0 is done.
+  auto runtime = cfx::Runtime::Create(*config);
+  if (!runtime.ok()) {
+    std::fprintf(stderr, "%s\n", runtime.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("Tensor transfer, ranks 0 <-> 1 (round trip; bandwidth = 2 x size / rtt)\n");
+  std::printf("%10s %12s %12s %10s %10s %8s %10s\n", "bytes", "raw rtt us", "rt rtt us",
+              "raw MB/s", "rt MB/s", "bw ratio", "+us/way");
+  for (size_t k = 0; k < kSizes.size(); ++k) {
+    const size_t bytes = kSizes[k];
+    const double rt = RuntimeRoundTrip(runtime->get(), bytes, std::min(Reps(bytes), 2000));
+    std::printf("%10zu %12.1f %12.1f %10.0f %10.0f %8.2f %10.1f\n", bytes, raw[k], rt,
+                2.0 * bytes / raw[k], 2.0 * bytes / rt, raw[k] / rt, (rt - raw[k]) / 2);
+  }
+  std::printf("\nEmpty step over %d tasks: %.1f us\n", size, EmptyStep(runtime->get(), size, 500));
+  std::printf("While loop of 10000 iterations, body on task 1: %.0f iterations/s\n",
+              LoopOnAnotherTask(runtime->get(), 10000));
+  runtime->reset();
+  return 0;
+}

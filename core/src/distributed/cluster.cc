@@ -1,0 +1,306 @@
+// ProcessGroup, Cluster and the remote devices.
+#include "distributed/cluster.h"
+
+#include <chrono>
+
+#include "distributed/wire.h"
+#include "util/log.h"
+
+namespace cfx::internal {
+
+Status ReadStatus(WireReader& r, Status* out) {
+  int32_t code = 0;
+  std::string message;
+  CFX_RETURN_IF_ERROR(r.I32(&code));
+  CFX_RETURN_IF_ERROR(r.Bytes(&message));
+  *out = code == 0 ? Status() : Status(static_cast<Code>(code), std::move(message));
+  return Status();
+}
+
+std::string OpenReplyKey(int64_t runtime_id) { return "open;" + std::to_string(runtime_id); }
+std::string RegisterReplyKey(int64_t runtime_id, int64_t handle) {
+  return "reg;" + std::to_string(runtime_id) + ";" + std::to_string(handle);
+}
+std::string RunReplyKey(int64_t step_id) { return "run;" + std::to_string(step_id) + ";"; }
+std::string PingReplyKey(int64_t runtime_id, int64_t seq) {
+  return "pong;" + std::to_string(runtime_id) + ";" + std::to_string(seq);
+}
+
+ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<ClusterTask> tasks,
+                           int chief)
+    : transport_(std::move(transport)), tasks_(std::move(tasks)), chief_(chief) {
+  rank_ = transport_->rank();
+  for (const ClusterTask& t : tasks_) {
+    names_.push_back(t.name());
+    rank_of_task_[names_.back()] = t.rank;
+    transport_->SetPeerName(t.rank, names_.back());
+  }
+  next_seq_.assign(tasks_.size(), 1);
+}
+
+ProcessGroup::~ProcessGroup() {
+  if (is_chief()) {
+    for (int r = 0; r < size(); ++r) {
+      if (r == rank_) continue;
+      Status s = SendControl(r, ControlType::kExit, "");
+      if (!s.ok()) LogMessage(LogLevel::kWarning, "telling " + names_[r] + " to exit: " + s.ToString());
+    }
+  }
+  host_collectives_.reset();
+}
+
+int ProcessGroup::RankOfDevice(std::string_view device) const {
+  size_t cut = device.find("/device:");
+  std::string_view task = cut == std::string_view::npos ? device : device.substr(0, cut);
+  auto it = rank_of_task_.find(std::string(task));
+  return it == rank_of_task_.end() ? -1 : it->second;
+}
+
+Status ProcessGroup::SendControl(int rank, ControlType type, std::string_view body, bool wait) {
+  int64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = next_seq_[rank]++;
+  }
+  std::string message(1, static_cast<char>(type));
+  message.append(body.data(), body.size());
+  const std::string key = "ctl;" + std::to_string(seq);
+  if (!wait) {
+    SendBytes(transport_.get(), rank, key, std::move(message));
+    return Status();
+  }
+  return transport_->SendSync(rank, key, message)
+      .WithPrefix("control message to " + names_[rank] + ": ");
+}
+
+Status ProcessGroup::NextControl(ControlType* type, std::string* body) {
+  int64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = next_seq_[0]++;
+  }
+  CFX_ASSIGN_OR_RETURN(std::string message,
+                       transport_->RecvSync(chief_, "ctl;" + std::to_string(seq)));
+  if (message.empty())
+    return errors::DataLoss("an empty control message from ", names_[chief_]);
+  *type = static_cast<ControlType>(message[0]);
+  body->assign(message, 1);
+  return Status();
+}
+
+std::string EncodeDevices(const std::vector<RemoteDeviceInfo>& devices) {
+  WireWriter w;
+  w.U64(devices.size());
+  for (const RemoteDeviceInfo& d : devices)
+    w.Bytes(d.name).Bytes(d.type).Bytes(d.plugin).Bytes(d.description)
+        .U8(d.host_addressable ? 1 : 0).U64(d.incarnation).I64(d.memory_limit);
+  return std::move(w.str());
+}
+
+StatusOr<std::vector<RemoteDeviceInfo>> DecodeDevices(std::string_view bytes,
+                                                      const std::string& from) {
+  WireReader r(bytes, "the device list of " + from);
+  uint64_t n = 0;
+  CFX_RETURN_IF_ERROR(r.U64(&n));
+  if (n > bytes.size()) return errors::DataLoss("the device list of ", from, " is malformed");
+  std::vector<RemoteDeviceInfo> out(n);
+  for (RemoteDeviceInfo& d : out) {
+    uint8_t host = 0;
+    CFX_RETURN_IF_ERROR(r.Bytes(&d.name));
+    CFX_RETURN_IF_ERROR(r.Bytes(&d.type));
+    CFX_RETURN_IF_ERROR(r.Bytes(&d.plugin));
+    CFX_RETURN_IF_ERROR(r.Bytes(&d.description));
+    CFX_RETURN_IF_ERROR(r.U8(&host));
+    CFX_RETURN_IF_ERROR(r.U64(&d.incarnation));
+    CFX_RETURN_IF_ERROR(r.I64(&d.memory_limit));
+    d.host_addressable = host != 0;
+  }
+  return out;
+}
+
+namespace {
+
+// The memory of a device in another process: nothing can be allocated from here.
+class RemoteMemory final : public Allocator {
+ public:
+  RemoteMemory(std::string device, bool host) : device_(std::move(device)), host_(host) {}
+  std::string name() const override { return device_ + " (remote)"; }
+  bool host_addressable() const override { return host_; }
+
+ protected:
+  void* RawAllocate(size_t, size_t) override { return nullptr; }
+  void RawDeallocate(void*, size_t) override {}
+
+ private:
+  std::string device_;
+  bool host_;
+};
+
+class RemoteDevice final : public Device {
+ public:
+  RemoteDevice(DeviceName name, const RemoteDeviceInfo& info)
+      : Device(std::move(name), info.plugin, info.host_addressable,
+               std::make_unique<RemoteMemory>(info.name, info.host_addressable), nullptr),
+        description_(info.description) {
+    set_incarnation(info.incarnation);
+    allocator()->set_bytes_limit(info.memory_limit);
+  }
+  ~RemoteDevice() override { ReleaseResources(); }
+  std::string description() const override { return description_; }
+
+ private:
+  std::string description_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> MakeRemoteDevice(const RemoteDeviceInfo& info) {
+  auto name = DeviceName::Parse(info.name);
+  return std::make_unique<RemoteDevice>(name.ok() ? *name : DeviceName(), info);
+}
+
+StatusOr<std::unique_ptr<Cluster>> Cluster::Open(ProcessGroup* group,
+                                                 const std::string& config_yaml) {
+  std::unique_ptr<Cluster> c(new Cluster(group, group->NewRuntimeId()));
+  WireWriter w;
+  w.I64(c->runtime_id_).Bytes(config_yaml);
+  for (int r = 0; r < group->size(); ++r)
+    if (r != group->rank()) CFX_RETURN_IF_ERROR(group->SendControl(r, ControlType::kOpen, w.str()));
+  Status first;
+  for (int r = 0; r < group->size(); ++r) {
+    if (r == group->rank()) continue;
+    auto reply = c->Reply(r, OpenReplyKey(c->runtime_id_));
+    Status s = reply.status();
+    if (s.ok()) {
+      WireReader rd(*reply, "the answer of " + group->task_name(r) + " to Open");
+      Status remote;
+      s = ReadStatus(rd, &remote);
+      if (s.ok()) s = remote;
+      std::string devices;
+      if (s.ok()) s = rd.Bytes(&devices);
+      if (s.ok()) {
+        auto list = DecodeDevices(devices, group->task_name(r));
+        s = list.status();
+        if (s.ok())
+          for (const RemoteDeviceInfo& d : *list) c->remote_devices_.push_back(MakeRemoteDevice(d));
+      }
+    }
+    if (!s.ok() && first.ok()) first = s.WithPrefix("task " + group->task_name(r) + ": ");
+  }
+  CFX_RETURN_IF_ERROR(first);
+  CFX_RETURN_IF_ERROR(c->MeasureLinks());
+  return c;
+}
+
+Cluster::~Cluster() {
+  WireWriter w;
+  w.I64(runtime_id_);
+  for (int r = 0; r < group_->size(); ++r) {
+    if (r == group_->rank()) continue;
+    Status s = group_->SendControl(r, ControlType::kClose, w.str());
+    if (!s.ok()) LogMessage(LogLevel::kWarning, s.ToString());
+  }
+}
+
+StatusOr<std::string> Cluster::Reply(int rank, const std::string& key) {
+  return group_->transport()->RecvSync(rank, key);
+}
+
+Status Cluster::MeasureLinks() {
+  // An echo of 8 bytes (latency) and of 1 MiB (bandwidth) with each worker, best of three.
+  double latency_sum = 0, rate_sum = 0;
+  int workers = 0;
+  int64_t seq = 0;
+  for (int r = 0; r < group_->size(); ++r) {
+    if (r == group_->rank()) continue;
+    double best[2] = {1e30, 1e30};
+    const size_t sizes[2] = {8, 1 << 20};
+    for (int rep = 0; rep < 3; ++rep) {
+      for (int k = 0; k < 2; ++k) {
+        WireWriter w;
+        w.I64(runtime_id_).I64(++seq).Bytes(std::string(sizes[k], 'x'));
+        auto start = std::chrono::steady_clock::now();
+        CFX_RETURN_IF_ERROR(group_->SendControl(r, ControlType::kPing, w.str()));
+        CFX_RETURN_IF_ERROR(Reply(r, PingReplyKey(runtime_id_, seq)).status());
+        double us = std::chrono::duration<double, std::micro>(
+                        std::chrono::steady_clock::now() - start).count();
+        best[k] = std::min(best[k], us);
+      }
+    }
+    const double latency = best[0] / 2;
+    latency_sum += latency;
+    rate_sum += static_cast<double>(sizes[1]) / std::max(best[1] / 2 - latency, 1.0);
+    ++workers;
+  }
+  if (workers > 0) {
+    latency_us_ = latency_sum / workers;
+    bytes_per_us_ = rate_sum / workers;
+  }
+  return Status();
+}
+
+}  // namespace cfx::internal
+
+namespace cfx::internal {
+
+void SendBytes(Transport* transport, int peer, const std::string& key, std::string bytes) {
+  auto held = std::make_shared<std::string>(std::move(bytes));
+  transport->Send(peer, key, "", held->data(), held->size(), [held, key](const Status& s) {
+    if (!s.ok()) LogMessage(LogLevel::kWarning, "sending " + key + ": " + s.ToString());
+  });
+}
+
+void RecvBytes(Transport* transport, int peer, const std::string& key,
+               std::function<void(const Status&, std::string)> done) {
+  auto landing = std::make_shared<std::string>();
+  transport->Recv(
+      peer, key,
+      [landing](std::string_view, uint64_t bytes) -> StatusOr<void*> {
+        landing->resize(bytes);
+        return static_cast<void*>(landing->data());
+      },
+      [landing, done = std::move(done)](const Status& s) { done(s, std::move(*landing)); });
+}
+
+void EncodeStepStats(WireWriter& w, const std::vector<DeviceStepStats>& stats) {
+  w.U64(stats.size());
+  for (const DeviceStepStats& d : stats) {
+    w.Bytes(d.device).U64(d.nodes.size());
+    for (const NodeExecStats& n : d.nodes) {
+      w.Bytes(n.node_name).Bytes(n.op).I64(n.start_us).I64(n.end_us).U64(n.thread_id);
+      w.U64(n.output_bytes.size());
+      for (int64_t b : n.output_bytes) w.I64(b);
+    }
+  }
+}
+
+Status DecodeStepStats(WireReader& r, std::vector<DeviceStepStats>* stats) {
+  uint64_t devices = 0;
+  CFX_RETURN_IF_ERROR(r.U64(&devices));
+  for (uint64_t i = 0; i < devices; ++i) {
+    DeviceStepStats d;
+    uint64_t nodes = 0;
+    CFX_RETURN_IF_ERROR(r.Bytes(&d.device));
+    CFX_RETURN_IF_ERROR(r.U64(&nodes));
+    for (uint64_t j = 0; j < nodes; ++j) {
+      NodeExecStats n;
+      uint64_t outputs = 0;
+      CFX_RETURN_IF_ERROR(r.Bytes(&n.node_name));
+      CFX_RETURN_IF_ERROR(r.Bytes(&n.op));
+      CFX_RETURN_IF_ERROR(r.I64(&n.start_us));
+      CFX_RETURN_IF_ERROR(r.I64(&n.end_us));
+      CFX_RETURN_IF_ERROR(r.U64(&n.thread_id));
+      CFX_RETURN_IF_ERROR(r.U64(&outputs));
+      for (uint64_t k = 0; k < outputs; ++k) {
+        int64_t b = 0;
+        CFX_RETURN_IF_ERROR(r.I64(&b));
+        n.output_bytes.push_back(b);
+      }
+      d.nodes.push_back(std::move(n));
+    }
+    stats->push_back(std::move(d));
+  }
+  return Status();
+}
+
+}  // namespace cfx::internal

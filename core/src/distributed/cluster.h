@@ -1,0 +1,155 @@
+// The process group of a cluster (docs/distributed.md): the transport, which rank runs which
+// task, and the control channel between the chief (the master) and the other tasks (workers).
+//
+// One ProcessGroup per process, created on the first Runtime whose config has a `cluster:`
+// section and kept until the process exits (a transport such as MPI joins a group once per
+// process). On the chief, each Runtime opens a session of the group with the workers (Cluster);
+// the workers serve it (worker.h) until it closes, and the next one after it; when the chief
+// process exits, the workers exit too.
+#ifndef CONFLUX_CORE_SRC_DISTRIBUTED_CLUSTER_H_
+#define CONFLUX_CORE_SRC_DISTRIBUTED_CLUSTER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "conflux/config.h"
+#include "conflux/device.h"
+#include "conflux/step_stats.h"
+#include "distributed/wire.h"
+#include "runtime/transport.h"
+
+namespace cfx::internal {
+
+// Control messages (master -> worker), in the order a worker serves them.
+enum class ControlType : uint8_t {
+  kOpen = 1,        // a chief Runtime starts: its config; reply: the worker's devices
+  kClose = 2,       // that Runtime ends
+  kRegister = 3,    // partitions of one signature; reply: status
+  kDeregister = 4,  // forget them
+  kRun = 5,         // run them for one step; reply when done: status (and stats)
+  kAbort = 6,       // abort a step
+  kPing = 7,        // echo (link measurement); reply: the payload
+  kExit = 8,        // the chief process exits
+};
+
+class ProcessGroup {
+ public:
+  ProcessGroup(std::shared_ptr<Transport> transport, std::vector<ClusterTask> tasks, int chief);
+  // On the chief: tells every worker to exit. Then leaves the group.
+  ~ProcessGroup();
+
+  Transport* transport() const { return transport_.get(); }
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(tasks_.size()); }
+  int chief() const { return chief_; }
+  bool is_chief() const { return rank_ == chief_; }
+  const std::vector<ClusterTask>& tasks() const { return tasks_; }
+  // "/job:worker/replica:0/task:1"
+  const std::string& task_name(int rank) const { return names_[rank]; }
+  // The rank of the task a full device name ("/job:ps/replica:0/task:0/device:CPU:0") is in; -1
+  // when it names no task of the cluster.
+  int RankOfDevice(std::string_view device) const;
+
+  // Chief: sends a control message to a worker (keys "ctl;<seq>" in order per worker). With
+  // `wait`, returns once the transport has sent it; without, at once (errors are logged): for
+  // callers that must not block, such as a step's cancellation callbacks, which may run while
+  // the transport's thread waits for them.
+  Status SendControl(int rank, ControlType type, std::string_view body, bool wait = true);
+  // Worker: blocks for the next control message from the chief.
+  Status NextControl(ControlType* type, std::string* body);
+  // Unique across the group's lifetime: step ids (on the chief) and runtime ids.
+  int64_t NewStepId() { return next_step_id_.fetch_add(1); }
+  int64_t NewRuntimeId() { return next_runtime_id_.fetch_add(1); }
+  // The transport's collectives over host memory (null when it has none), created with the
+  // group on every rank.
+  Collectives* host_collectives() const { return host_collectives_.get(); }
+  void set_host_collectives(std::unique_ptr<Collectives> c) { host_collectives_ = std::move(c); }
+
+ private:
+  std::shared_ptr<Transport> transport_;
+  std::unique_ptr<Collectives> host_collectives_;  // destroyed before the transport
+  std::vector<ClusterTask> tasks_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, int> rank_of_task_;
+  int rank_ = 0;
+  int chief_ = 0;
+  std::mutex mu_;
+  std::vector<int64_t> next_seq_;  // chief: per worker; worker: [0] = the next to receive
+  std::atomic<int64_t> next_step_id_{1};
+  std::atomic<int64_t> next_runtime_id_{1};
+};
+
+// A device of another task, as the chief sees it: placement and partitioning use its name, type
+// and incarnation; nothing runs on it in this process.
+struct RemoteDeviceInfo {
+  std::string name;  // full name
+  std::string type;
+  std::string plugin;
+  std::string description;
+  bool host_addressable = true;
+  uint64_t incarnation = 0;
+  int64_t memory_limit = 0;
+};
+std::string EncodeDevices(const std::vector<RemoteDeviceInfo>& devices);
+StatusOr<std::vector<RemoteDeviceInfo>> DecodeDevices(std::string_view bytes,
+                                                      const std::string& from);
+std::unique_ptr<Device> MakeRemoteDevice(const RemoteDeviceInfo& info);
+
+// One chief Runtime's session with the group: the workers' devices, opened in the constructor
+// (kOpen to every worker; `config_yaml` is the chief's config, which workers run under) and
+// closed in the destructor.
+class Cluster {
+ public:
+  static StatusOr<std::unique_ptr<Cluster>> Open(ProcessGroup* group,
+                                                 const std::string& config_yaml);
+  ~Cluster();
+
+  ProcessGroup* group() const { return group_; }
+  int64_t runtime_id() const { return runtime_id_; }
+  const std::vector<std::unique_ptr<Device>>& remote_devices() const { return remote_devices_; }
+  // Measured round trip to the workers: one-way latency in us and bytes per us (the mean over
+  // workers of a small and a 1 MiB echo).
+  double latency_us() const { return latency_us_; }
+  double bytes_per_us() const { return bytes_per_us_; }
+  // Waits for the reply `key` from `rank` (a worker's answer to a control message).
+  StatusOr<std::string> Reply(int rank, const std::string& key);
+
+ private:
+  Cluster(ProcessGroup* group, int64_t id) : group_(group), runtime_id_(id) {}
+  Status MeasureLinks();
+  ProcessGroup* group_;
+  int64_t runtime_id_;
+  std::vector<std::unique_ptr<Device>> remote_devices_;
+  double latency_us_ = 50, bytes_per_us_ = 1e3;
+};
+
+// Reply keys (worker -> chief).
+std::string OpenReplyKey(int64_t runtime_id);
+std::string RegisterReplyKey(int64_t runtime_id, int64_t handle);
+std::string RunReplyKey(int64_t step_id);
+std::string PingReplyKey(int64_t runtime_id, int64_t seq);
+
+}  // namespace cfx::internal
+
+namespace cfx::internal {
+
+// Asynchronous byte messages over the transport (control replies): the bytes are kept until
+// sent; `done` gets the received bytes.
+void SendBytes(Transport* transport, int peer, const std::string& key, std::string bytes);
+void RecvBytes(Transport* transport, int peer, const std::string& key,
+               std::function<void(const Status&, std::string)> done);
+
+// Step stats on the wire (a worker's partitions' stats for a traced step).
+void EncodeStepStats(WireWriter& w, const std::vector<DeviceStepStats>& stats);
+Status DecodeStepStats(WireReader& r, std::vector<DeviceStepStats>* stats);
+
+}  // namespace cfx::internal
+
+#endif  // CONFLUX_CORE_SRC_DISTRIBUTED_CLUSTER_H_

@@ -1,0 +1,279 @@
+// RemoteRendezvous.
+#include "distributed/remote_rendezvous.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "distributed/wire.h"
+#include "runtime/copy_tensor.h"
+
+namespace cfx::internal {
+
+namespace {
+
+// Metadata of a tensor on the wire: dtype, deadness, dims.
+std::string EncodeMeta(const Rendezvous::Value& v) {
+  WireWriter w;
+  w.I32(static_cast<int32_t>(v.tensor.dtype())).U8(v.is_dead ? 1 : 0);
+  const auto& dims = v.tensor.shape().dims();
+  w.I32(static_cast<int32_t>(dims.size()));
+  for (int64_t d : dims) w.I64(d);
+  return std::move(w.str());
+}
+
+// Strings travel as (length, bytes) pairs: a DT_STRING tensor's elements are not one buffer.
+std::string EncodeStrings(const Tensor& t) {
+  WireWriter w;
+  const int64_t n = t.shape().num_elements();
+  for (int64_t i = 0; i < n; ++i) w.Bytes(t.data<std::string>()[i]);
+  return std::move(w.str());
+}
+
+// Host memory for received tensors. Large blocks are kept when freed and handed out again for
+// the same size: a tensor that arrives every step lands in memory that is already mapped, as
+// a raw MPI program reuses its buffers (a fresh multi-MiB block costs a page fault per page).
+// At most kCacheBytes are kept; small blocks come from malloc directly.
+class TransferAllocator final : public Allocator {
+ public:
+  std::string name() const override { return "transfer"; }
+  bool host_addressable() const override { return true; }
+
+ protected:
+  void* RawAllocate(size_t bytes, size_t alignment) override {
+    if (bytes < kMinCached) return std::aligned_alloc(alignment, Round(bytes, alignment));
+    const size_t size = Round(bytes, kPage);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(size);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        cached_ -= size;
+        return p;
+      }
+    }
+    return std::aligned_alloc(kPage, size);
+  }
+  void RawDeallocate(void* p, size_t bytes) override {
+    if (bytes < kMinCached) {
+      std::free(p);
+      return;
+    }
+    const size_t size = Round(bytes, kPage);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cached_ + size <= kCacheBytes) {
+        free_[size].push_back(p);
+        cached_ += size;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  static constexpr size_t kPage = 4096, kMinCached = 256 << 10, kCacheBytes = size_t{512} << 20;
+  static size_t Round(size_t n, size_t a) { return (std::max<size_t>(n, 1) + a - 1) / a * a; }
+  std::mutex mu_;
+  std::map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
+Allocator* TransferMemory() {
+  static TransferAllocator* allocator = new TransferAllocator();  // never destroyed
+  return allocator;
+}
+
+}  // namespace
+
+bool SplitRendezvousKey(std::string_view key, std::string_view* src, std::string_view* dst) {
+  size_t a = key.find(';');
+  if (a == std::string_view::npos) return false;
+  size_t b = key.find(';', a + 1);
+  if (b == std::string_view::npos) return false;
+  size_t c = key.find(';', b + 1);
+  if (c == std::string_view::npos) return false;
+  *src = key.substr(0, a);
+  *dst = key.substr(b + 1, c - b - 1);
+  return true;
+}
+
+// What transport callbacks may still reach after the step ended: they check `alive`.
+struct RemoteRendezvous::Shared {
+  std::mutex mu;
+  bool alive = true;
+  Status aborted;  // set by StartAbort: later remote receives fail at once
+  std::function<void(const Status&)> on_error;
+  void Fail(const Status& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (alive && on_error) on_error(s);
+  }
+};
+
+std::string RemoteRendezvous::StepPrefix(int64_t step_id) {
+  return std::to_string(step_id) + ";";
+}
+
+RemoteRendezvous::RemoteRendezvous(Transport* transport, int64_t step_id, int local_rank,
+                                   std::function<int(std::string_view)> rank_of,
+                                   std::function<std::string(int)> peer_name,
+                                   std::function<void(const Status&)> on_error)
+    : transport_(transport),
+      prefix_(StepPrefix(step_id)),
+      local_rank_(local_rank),
+      rank_of_(std::move(rank_of)),
+      peer_name_(std::move(peer_name)),
+      shared_(std::make_shared<Shared>()) {
+  shared_->on_error = std::move(on_error);
+}
+
+RemoteRendezvous::~RemoteRendezvous() {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  shared_->alive = false;
+  shared_->on_error = nullptr;
+}
+
+Status RemoteRendezvous::Send(const std::string& key, Value value) {
+  std::string_view src, dst;
+  if (!SplitRendezvousKey(key, &src, &dst))
+    return errors::Internal("malformed rendezvous key '", key, "'");
+  const int peer = rank_of_(dst);
+  if (peer < 0 || peer == local_rank_) return local_.Send(key, std::move(value));
+  if (value.is_dead || value.device == nullptr || value.device->host_addressable())
+    return SendRemote(peer, key, value);
+  // Device memory the host cannot read: staged through host memory first.
+  std::shared_ptr<Shared> shared = shared_;
+  CopyTensor(value.device, nullptr, value.tensor, {},
+             [this, shared, peer, key, dead = value.is_dead](const Status& s, Tensor host) {
+               if (!s.ok()) {
+                 shared->Fail(s.WithPrefix("staging '" + key + "' for the transport: "));
+                 return;
+               }
+               Status sent = SendRemote(peer, key, Value{std::move(host), nullptr, dead});
+               if (!sent.ok()) shared->Fail(sent);
+             });
+  return Status();
+}
+
+Status RemoteRendezvous::SendRemote(int peer, const std::string& key, const Value& v) {
+  std::string meta = EncodeMeta(v);
+  std::string wire_key = prefix_ + key;
+  std::shared_ptr<Shared> shared = shared_;
+  std::string peer_name = peer_name_(peer);
+  auto done = [shared, wire_key, peer_name](const Status& s) {
+    if (!s.ok() && s.code() != Code::kCancelled)
+      shared->Fail(s.WithPrefix("sending '" + wire_key + "' to " + peer_name + ": "));
+  };
+  if (v.is_dead) {
+    transport_->Send(peer, wire_key, meta, nullptr, 0, std::move(done));
+  } else if (v.tensor.dtype() == DT_STRING) {
+    auto bytes = std::make_shared<std::string>(EncodeStrings(v.tensor));
+    transport_->Send(peer, wire_key, meta, bytes->data(), bytes->size(),
+                     [bytes, done](const Status& s) { done(s); });
+  } else {
+    Tensor t = v.tensor;  // keeps the buffer until the transport is done with it
+    const void* data = t.raw_data();
+    const uint64_t bytes = t.shape().num_elements() * DataTypeSize(t.dtype());
+    transport_->Send(peer, wire_key, meta, data, bytes, [t, done](const Status& s) { done(s); });
+  }
+  return Status();
+}
+
+void RemoteRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
+  std::string_view src, dst;
+  if (!SplitRendezvousKey(key, &src, &dst)) {
+    done(errors::Internal("malformed rendezvous key '", key, "'"), Value());
+    return;
+  }
+  const int peer = rank_of_(src);
+  if (peer < 0 || peer == local_rank_) {
+    local_.RecvAsync(key, std::move(done));
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (!shared_->aborted.ok()) {
+      Status why = shared_->aborted;
+      done(why, Value());
+      return;
+    }
+  }
+  // What the receive fills in: the tensor (or, for strings, their encoding) and its deadness.
+  struct Landing {
+    Value value;
+    std::string strings;
+    Status bad_meta;
+  };
+  auto landing = std::make_shared<Landing>();
+  std::string wire_key = prefix_ + key;
+  std::string peer_name = peer_name_(peer);
+  auto alloc = [landing, wire_key, peer_name](std::string_view meta,
+                                              uint64_t bytes) -> StatusOr<void*> {
+    WireReader r(meta, "the metadata of '" + wire_key + "' from " + peer_name);
+    int32_t dtype = 0, rank = 0;
+    uint8_t dead = 0;
+    CFX_RETURN_IF_ERROR(r.I32(&dtype));
+    CFX_RETURN_IF_ERROR(r.U8(&dead));
+    CFX_RETURN_IF_ERROR(r.I32(&rank));
+    if (!IsValidDataType(dtype) || rank < 0 || rank > 254)
+      return errors::DataLoss("the metadata of '", wire_key, "' from ", peer_name,
+                              " has dtype ", dtype, " and rank ", rank);
+    std::vector<int64_t> dims(rank);
+    for (int64_t& d : dims) CFX_RETURN_IF_ERROR(r.I64(&d));
+    landing->value.is_dead = dead != 0;
+    if (landing->value.is_dead) {
+      if (bytes != 0) return errors::DataLoss("a dead tensor with ", bytes, " bytes");
+      return static_cast<void*>(nullptr);
+    }
+    CFX_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Make(dims));
+    const DataType type = static_cast<DataType>(dtype);
+    if (type == DT_STRING) {
+      CFX_ASSIGN_OR_RETURN(landing->value.tensor,
+                           Tensor::Allocate(HostAllocator(), type, shape));
+      landing->strings.resize(bytes);
+      return static_cast<void*>(landing->strings.data());
+    }
+    const uint64_t want = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(type);
+    if (want != bytes)
+      return errors::DataLoss("'", wire_key, "' from ", peer_name, ": a ", DataTypeString(type),
+                              " tensor of shape ", shape.ToString(), " needs ", want,
+                              " bytes, the message has ", bytes);
+    CFX_ASSIGN_OR_RETURN(landing->value.tensor, Tensor::Allocate(TransferMemory(), type, shape));
+    return landing->value.tensor.raw_data();
+  };
+  transport_->Recv(peer, wire_key, std::move(alloc),
+                   [landing, done = std::move(done), wire_key](const Status& s) {
+                     if (!s.ok()) {
+                       done(s, Value());
+                       return;
+                     }
+                     Tensor& t = landing->value.tensor;
+                     if (!landing->value.is_dead && t.dtype() == DT_STRING) {
+                       WireReader r(landing->strings, "the strings of '" + wire_key + "'");
+                       const int64_t n = t.shape().num_elements();
+                       for (int64_t i = 0; i < n; ++i) {
+                         Status read = r.Bytes(&t.data<std::string>()[i]);
+                         if (!read.ok()) {
+                           done(read, Value());
+                           return;
+                         }
+                       }
+                     }
+                     done(Status(), landing->value);
+                   });
+}
+
+void RemoteRendezvous::StartAbort(const Status& status) {
+  const Status why = status.ok() ? errors::Cancelled("the step was aborted") : status;
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (!shared_->aborted.ok()) return;
+    shared_->aborted = why;
+  }
+  local_.StartAbort(why);
+  transport_->AbortPrefix(prefix_, why);
+}
+
+}  // namespace cfx::internal

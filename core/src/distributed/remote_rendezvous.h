@@ -1,0 +1,56 @@
+// RemoteRendezvous: the rendezvous of one step in one task of a cluster. Keys whose sending and
+// receiving devices are both in this task meet in a LocalRendezvous; a key whose receiving
+// device is in another task is sent there over the transport, and one whose sending device is in
+// another task is received from there (whitepaper §3.2.2). On the wire a tensor is the message
+// "<step id>;<rendezvous key>" with its dtype, shape and deadness as metadata and its bytes as
+// payload, read straight from and written straight into tensor buffers; tensors in memory the
+// host cannot address are staged through host memory with the device's copies.
+#ifndef CONFLUX_CORE_SRC_DISTRIBUTED_REMOTE_RENDEZVOUS_H_
+#define CONFLUX_CORE_SRC_DISTRIBUTED_REMOTE_RENDEZVOUS_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runtime/rendezvous.h"
+#include "runtime/transport.h"
+
+namespace cfx::internal {
+
+class RemoteRendezvous final : public Rendezvous {
+ public:
+  // `rank_of(device)` is the rank of the task a full device name belongs to (-1 when none);
+  // `peer_name(rank)` names a task in errors. `on_error` aborts the step (a transfer failed
+  // after Send returned); it is not called once the rendezvous is destroyed.
+  RemoteRendezvous(Transport* transport, int64_t step_id, int local_rank,
+                   std::function<int(std::string_view)> rank_of,
+                   std::function<std::string(int)> peer_name,
+                   std::function<void(const Status&)> on_error);
+  ~RemoteRendezvous() override;
+
+  Status Send(const std::string& key, Value value) override;
+  void RecvAsync(const std::string& key, DoneCallback done) override;
+  void StartAbort(const Status& status) override;
+
+  // "<step id>;": what every transport key of the step starts with.
+  static std::string StepPrefix(int64_t step_id);
+
+ private:
+  struct Shared;
+  Status SendRemote(int peer, const std::string& key, const Value& host_value);
+  LocalRendezvous local_;
+  Transport* transport_;
+  std::string prefix_;
+  int local_rank_;
+  std::function<int(std::string_view)> rank_of_;
+  std::function<std::string(int)> peer_name_;
+  std::shared_ptr<Shared> shared_;
+};
+
+// The two devices of a rendezvous key ("src;incarnation;dst;tensor;frame:iter").
+bool SplitRendezvousKey(std::string_view key, std::string_view* src, std::string_view* dst);
+
+}  // namespace cfx::internal
+
+#endif  // CONFLUX_CORE_SRC_DISTRIBUTED_REMOTE_RENDEZVOUS_H_
