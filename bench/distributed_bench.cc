@@ -58,25 +58,26 @@ int Reps(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((size_t{1} << 30) / (2 * bytes), 20, 5000));
 }
 
-// Raw MPI ping-pong; the best of three runs, in microseconds per round trip (rank 0's view).
-std::vector<double> RawPingPong(int rank) {
+// Raw MPI ping-pong on `pair` (ranks 0 and 1); the best of three runs, in microseconds per round
+// trip (rank 0's view).
+std::vector<double> RawPingPong(int rank, MPI_Comm pair) {
   std::vector<double> rtt;
   std::vector<char> buffer(kSizes.back());
   for (size_t bytes : kSizes) {
     const int reps = Reps(bytes);
     double best = 1e30;
     for (int run = 0; run < 3; ++run) {
-      MPI_Barrier(MPI_COMM_WORLD);
+      MPI_Barrier(pair);
       auto start = Clock::now();
       for (int i = 0; i < reps; ++i) {
         if (rank == 0) {
-          MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-          MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD,
+          MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, pair);
+          MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, pair,
                    MPI_STATUS_IGNORE);
         } else {
-          MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+          MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, pair,
                    MPI_STATUS_IGNORE);
-          MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+          MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, pair);
         }
       }
       best = std::min(best, Seconds(start) * 1e6 / reps);
@@ -84,6 +85,12 @@ std::vector<double> RawPingPong(int rank) {
     rtt.push_back(best);
   }
   return rtt;
+}
+
+// $CONFLUX_BENCH_TRANSPORT_OPTIONS (e.g. "chunk_bytes: 4MiB"): the transport's options.
+std::string TransportOptions() {
+  const char* env = std::getenv("CONFLUX_BENCH_TRANSPORT_OPTIONS");
+  return env != nullptr ? env : "";
 }
 
 std::string ClusterYaml(int tasks) {
@@ -96,6 +103,7 @@ devices:
 threads: {intra_op: 1, inter_op: 1}
 cluster:
   transport: mpi
+  transport_options: {)" + TransportOptions() + R"(}
   jobs:
     - {name: worker, tasks: )" + std::to_string(tasks) + "}\n";
 }
@@ -219,8 +227,13 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
+  MPI_Comm pair;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
   std::vector<double> raw;
-  if (rank < 2) raw = RawPingPong(rank);
+  if (rank < 2) {
+    raw = RawPingPong(rank, pair);
+    MPI_Comm_free(&pair);
+  }
   IdleBarrier();
 
   auto config = cfx::Config::FromString(ClusterYaml(size), "distributed_bench");

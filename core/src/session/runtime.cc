@@ -91,8 +91,8 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
     if (p.name == entry.plugin) options = p.options;
   options.insert(options.end(), cc.transport_options.begin(), cc.transport_options.end());
   CFX_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport,
-                       internal::CreatePluginTransport(entry.desc, entry.plugin, options,
-                                                       cc.num_tasks()));
+                       // The size is checked below, with the config's words.
+                       internal::CreatePluginTransport(entry.desc, entry.plugin, options, 0));
   if (transport->size() != cc.num_tasks()) {
     if (transport->size() == 1)
       return errors::FailedPrecondition(

@@ -78,7 +78,8 @@ struct TransportConfig {
     auto it = options.find(key);
     return it == options.end() ? fallback : it->second;
   }
-  // A whole number, with an optional binary suffix K, M or G ("64M"); `fallback` when absent.
+  // A whole number, with an optional binary suffix K, M or G, or KiB, MiB or GiB as in the
+  // config's sizes ("64M", "64MiB"); `fallback` when absent.
   Result<int64_t> IntOption(const std::string& key, int64_t fallback) const {
     auto it = options.find(key);
     if (it == options.end()) return fallback;
@@ -90,15 +91,15 @@ struct TransportConfig {
     } catch (...) {
       used = 0;
     }
-    int shift = 0;
-    if (used > 0 && used + 1 == text.size()) {
-      const char suffix = text[used];
-      shift = suffix == 'K' ? 10 : suffix == 'M' ? 20 : suffix == 'G' ? 30 : -1;
-      if (shift > 0) ++used;
-    }
-    if (used == 0 || used != text.size() || value < 0 || (value >> (62 - shift)) != 0)
+    const std::string suffix = used > 0 ? text.substr(used) : std::string();
+    int shift = -1;
+    if (suffix.empty()) shift = 0;
+    if (suffix == "K" || suffix == "KiB") shift = 10;
+    if (suffix == "M" || suffix == "MiB") shift = 20;
+    if (suffix == "G" || suffix == "GiB") shift = 30;
+    if (used == 0 || shift < 0 || value < 0 || (value >> (62 - shift)) != 0)
       return InvalidArgument("option ", key, ": '", text,
-                             "' is not a whole number (optionally with K, M or G)");
+                             "' is not a whole number (optionally with K, M, G, KiB, MiB or GiB)");
     return value << shift;
   }
 };
