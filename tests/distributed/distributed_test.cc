@@ -29,6 +29,7 @@ using namespace test;  // NOLINT
 constexpr const char* kPs = "/job:ps/replica:0/task:0/device:CPU:0";
 constexpr const char* kChief = "/job:worker/replica:0/task:0/device:CPU:0";
 constexpr const char* kWorker1 = "/job:worker/replica:0/task:1/device:CPU:0";
+constexpr const char* kPsAsync = "/job:ps/replica:0/task:0/device:ASYNC:0";
 
 Runtime* g_runtime = nullptr;
 
@@ -38,14 +39,20 @@ plugins:
   - {name: cpu}
   - {name: ops-nn}
   - {name: transport-mpi}
+  - {path: ")" + CONFLUX_FIXTURE_PLUGIN_DIR + R"(/libconflux_async_device.so"}
 devices:
   CPU: {count: 1}
+  ASYNC: {count: 0}
 threads: {intra_op: 1, inter_op: 2}
 cluster:
   transport: mpi
   chief: worker:0
   jobs:
-    - {name: ps, tasks: 1}
+    - name: ps
+      tasks: 1
+      devices:
+        CPU: {count: 1}
+        ASYNC: {count: 1}
     - {name: worker, tasks: 2}
 )";
 }
@@ -63,7 +70,7 @@ TEST(Distributed, ListsTheDevicesOfEveryTask) {
   ASSERT_NE(session, nullptr);
   std::vector<std::string> names;
   for (const DeviceAttributes& d : session->ListDevices()) names.push_back(d.name);
-  EXPECT_EQ(names, (std::vector<std::string>{kChief, kPs, kWorker1}));
+  EXPECT_EQ(names, (std::vector<std::string>{kChief, kPsAsync, kPs, kWorker1}));
   EXPECT_EQ(g_runtime->task_name(), "/job:worker/replica:0/task:0");
 }
 
@@ -152,6 +159,25 @@ TEST(Distributed, TensorsCrossTasksIntact) {
   ASSERT_TRUE(s.ok()) << s;
   for (size_t i = 0; i < values.size(); ++i)
     EXPECT_TRUE(out[i].Equals(values[i])) << fetches[i] << ": " << out[i].DebugString();
+}
+
+// Tensors in device memory the host cannot address (the ASYNC fixture device on ps) are staged
+// through host memory on both sides of the transport.
+TEST(Distributed, DeviceMemoryIsStagedThroughTheHost) {
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Op("neg", "Neg", {"x"}, {{"T", F()}}, kPsAsync);
+  b.Const("three", MakeVector<float>({3, 3, 3, 3}), kPs);
+  b.Binary("scaled", "Mul", "neg", "three", DT_FLOAT, kPsAsync);
+  b.Binary("y", "AddV2", "scaled", "x", DT_FLOAT, kWorker1);
+  auto session = NewSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> out;
+  Status s = session->Run({{"x", MakeVector<float>({1, -2, 0.5f, 8})}}, {"scaled:0", "y:0"}, {},
+                          &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{-3, 6, -1.5f, -24}));
+  EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{-2, 4, -1, -16}));
 }
 
 // for (i = 0; i < n; ++i) x = x * 2 + 1, the body on worker 1 and the loop's control on the
