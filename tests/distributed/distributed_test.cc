@@ -5,6 +5,8 @@
 // same graph run in one process, or against values computed here.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -16,6 +18,7 @@
 #include "conflux/config.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
+#include "distributed/cluster.h"
 #include "graph_builder.h"
 #include "kernel_test_util.h"
 #include "loop_graph.h"
@@ -47,6 +50,7 @@ threads: {intra_op: 1, inter_op: 2}
 cluster:
   transport: mpi
   chief: worker:0
+  heartbeat: {interval: 200ms, timeout: 3s}
   jobs:
     - name: ps
       tasks: 1
@@ -395,6 +399,37 @@ TEST(Distributed, ASecondRuntimeOpensItsOwnSessionWithTheWorkers) {
   ASSERT_TRUE(a->Run({{"x", xt}}, {"y:0"}, {}, &from_a).ok());
   ASSERT_TRUE(b->Run({{"x", xt}}, {"y:0"}, {}, &from_b).ok());
   EXPECT_EQ(Values<float>(from_a[0]), Values<float>(from_b[0]));
+}
+
+// Run alone (ctest distributed.heartbeat_failure): it leaves the cluster with a dead task.
+// Worker 1 stops (SIGSTOP) in the middle of the run: the chief's heartbeats find it silent, and
+// the step waiting for it fails with an error naming the task instead of waiting for ever; steps
+// that do not need it go on; steps that do fail at once.
+TEST(DistributedFailure, ASilentTaskIsDetectedAndItsStepsFail) {
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Op("far", "Neg", {"x"}, {{"T", F()}}, kWorker1);
+  b.Op("near", "Neg", {"x"}, {{"T", F()}}, kPs);
+  auto session = NewSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", MakeScalar<float>(2)}}, {"far:0"}, {}, &out).ok());
+  // "host vm, pid 4711": the transport knows where each task runs.
+  internal::ProcessGroup* group = g_runtime->cluster()->group();
+  const std::string where = group->transport()->DescribePeer(group->RankOfDevice(kWorker1));
+  const size_t at = where.find("pid ");
+  ASSERT_NE(at, std::string::npos) << where;
+  const pid_t pid = static_cast<pid_t>(std::stol(where.substr(at + 4)));
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);
+  Status s = session->Run({{"x", MakeScalar<float>(3)}}, {"far:0"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s;
+  EXPECT_NE(s.message().find("/job:worker/replica:0/task:1"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("did not answer"), std::string::npos) << s;
+  s = session->Run({{"x", MakeScalar<float>(4)}}, {"near:0"}, {}, &out);
+  EXPECT_TRUE(s.ok()) << s;
+  s = session->Run({{"x", MakeScalar<float>(5)}}, {"far:0"}, {}, &out);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s;
+  kill(pid, SIGCONT);  // so that the job ends cleanly
 }
 
 }  // namespace

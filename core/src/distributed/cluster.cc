@@ -2,6 +2,7 @@
 #include "distributed/cluster.h"
 
 #include <chrono>
+#include <condition_variable>
 
 #include "distributed/wire.h"
 #include "util/log.h"
@@ -17,14 +18,39 @@ Status ReadStatus(WireReader& r, Status* out) {
   return Status();
 }
 
-std::string OpenReplyKey(int64_t runtime_id) { return "open;" + std::to_string(runtime_id); }
-std::string RegisterReplyKey(int64_t runtime_id, int64_t handle) {
-  return "reg;" + std::to_string(runtime_id) + ";" + std::to_string(handle);
+namespace {
+const char* const kReplyKinds[] = {"open", "reg", "run", "pong"};
+std::string ReplyKey(int kind, int rank, const std::string& rest) {
+  return std::string(kReplyKinds[kind]) + ";" + std::to_string(rank) + ";" + rest;
 }
-std::string RunReplyKey(int64_t step_id) { return "run;" + std::to_string(step_id) + ";"; }
-std::string PingReplyKey(int64_t runtime_id, int64_t seq) {
-  return "pong;" + std::to_string(runtime_id) + ";" + std::to_string(seq);
+}  // namespace
+
+std::string OpenReplyKey(int rank, int64_t runtime_id) {
+  return ReplyKey(0, rank, std::to_string(runtime_id));
 }
+std::string RegisterReplyKey(int rank, int64_t runtime_id, int64_t handle) {
+  return ReplyKey(1, rank, std::to_string(runtime_id) + ";" + std::to_string(handle));
+}
+std::string RunReplyKey(int rank, int64_t step_id) {
+  return ReplyKey(2, rank, std::to_string(step_id) + ";");
+}
+std::string PingReplyKey(int rank, int64_t runtime_id, int64_t seq) {
+  return ReplyKey(3, rank, std::to_string(runtime_id) + ";" + std::to_string(seq));
+}
+std::vector<std::string> ReplyPrefixes(int rank) {
+  std::vector<std::string> out;
+  for (int k = 0; k < 4; ++k) out.push_back(ReplyKey(k, rank, ""));
+  return out;
+}
+
+// The chief's view of whether each worker answers its pings.
+struct ProcessGroup::Health {
+  std::mutex mu;
+  std::condition_variable stop_cv;
+  bool stop = false;
+  std::vector<std::chrono::steady_clock::time_point> last_seen;  // by rank
+  std::vector<Status> dead;                                        // by rank; OK = alive
+};
 
 ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<ClusterTask> tasks,
                            int chief)
@@ -36,9 +62,79 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<Clu
     transport_->SetPeerName(t.rank, names_.back());
   }
   next_seq_.assign(tasks_.size(), 1);
+  health_ = std::make_shared<Health>();
+  health_->last_seen.assign(tasks_.size(), std::chrono::steady_clock::now());
+  health_->dead.assign(tasks_.size(), Status());
+}
+
+Status ProcessGroup::TaskHealth(int rank) const {
+  std::lock_guard<std::mutex> lock(health_->mu);
+  return health_->dead[rank];
+}
+
+void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
+  if (!is_chief() || interval_ms <= 0 || heartbeat_thread_.joinable() || size() < 2) return;
+  std::shared_ptr<Health> health = health_;
+  heartbeat_thread_ = std::thread([this, health, interval_ms, timeout_ms] {
+    using Clock = std::chrono::steady_clock;
+    int64_t seq = 0;
+    {
+      std::lock_guard<std::mutex> lock(health->mu);
+      for (auto& t : health->last_seen) t = Clock::now();
+    }
+    std::unique_lock<std::mutex> lock(health->mu);
+    while (!health->stop) {
+      std::vector<int> ping, died;
+      const Clock::time_point now = Clock::now();
+      for (int r = 0; r < size(); ++r) {
+        if (r == rank_ || !health->dead[r].ok()) continue;
+        const auto silent =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - health->last_seen[r]);
+        if (silent.count() > timeout_ms) {
+          health->dead[r] = errors::Unavailable(
+              "task ", names_[r], " (", transport_->DescribePeer(r), ") did not answer for ",
+              silent.count(), " ms (cluster.heartbeat.timeout is ", timeout_ms,
+              " ms): it is taken for dead");
+          died.push_back(r);
+        } else {
+          ping.push_back(r);
+        }
+      }
+      ++seq;
+      lock.unlock();
+      for (int r : died) {
+        const Status why = TaskHealth(r);
+        LogMessage(LogLevel::kError, why.ToString());
+        // Whatever waits for the task's answers (steps, registrations) gets the error now.
+        for (const std::string& prefix : ReplyPrefixes(r)) transport_->AbortPrefix(prefix, why);
+      }
+      for (int r : ping) {
+        RecvBytes(transport_.get(), r, PingReplyKey(r, 0, seq),
+                  [health, r](const Status& s, std::string) {
+                    if (!s.ok()) return;
+                    std::lock_guard<std::mutex> l(health->mu);
+                    health->last_seen[r] = std::chrono::steady_clock::now();
+                  });
+        WireWriter w;
+        w.I64(0).I64(seq).Bytes("");
+        (void)SendControl(r, ControlType::kPing, w.str(), /*wait=*/false);
+      }
+      lock.lock();
+      health->stop_cv.wait_for(lock, std::chrono::milliseconds(interval_ms),
+                               [&] { return health->stop; });
+    }
+  });
 }
 
 ProcessGroup::~ProcessGroup() {
+  if (heartbeat_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(health_->mu);
+      health_->stop = true;
+    }
+    health_->stop_cv.notify_all();
+    heartbeat_thread_.join();
+  }
   if (is_chief()) {
     for (int r = 0; r < size(); ++r) {
       if (r == rank_) continue;
@@ -169,7 +265,7 @@ StatusOr<std::unique_ptr<Cluster>> Cluster::Open(ProcessGroup* group,
   Status first;
   for (int r = 0; r < group->size(); ++r) {
     if (r == group->rank()) continue;
-    auto reply = c->Reply(r, OpenReplyKey(c->runtime_id_));
+    auto reply = c->Reply(r, OpenReplyKey(r, c->runtime_id_));
     Status s = reply.status();
     if (s.ok()) {
       WireReader rd(*reply, "the answer of " + group->task_name(r) + " to Open");
@@ -221,7 +317,7 @@ Status Cluster::MeasureLinks() {
         w.I64(runtime_id_).I64(++seq).Bytes(std::string(sizes[k], 'x'));
         auto start = std::chrono::steady_clock::now();
         CFX_RETURN_IF_ERROR(group_->SendControl(r, ControlType::kPing, w.str()));
-        CFX_RETURN_IF_ERROR(Reply(r, PingReplyKey(runtime_id_, seq)).status());
+        CFX_RETURN_IF_ERROR(Reply(r, PingReplyKey(r, runtime_id_, seq)).status());
         double us = std::chrono::duration<double, std::micro>(
                         std::chrono::steady_clock::now() - start).count();
         best[k] = std::min(best[k], us);

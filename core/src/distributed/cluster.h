@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -57,6 +58,13 @@ class ProcessGroup {
   // when it names no task of the cluster.
   int RankOfDevice(std::string_view device) const;
 
+  // Chief: checks that the workers answer (a ping every `interval_ms`; none for `timeout_ms`
+  // means dead). Started once, by the first Runtime that opens the group; interval 0 = never.
+  void StartHeartbeats(int64_t interval_ms, int64_t timeout_ms);
+  // OK while `rank` answers; once it stopped answering, Unavailable naming the task (for good:
+  // a task that came back is not taken back).
+  Status TaskHealth(int rank) const;
+
   // Chief: sends a control message to a worker (keys "ctl;<seq>" in order per worker). With
   // `wait`, returns once the transport has sent it; without, at once (errors are logged): for
   // callers that must not block, such as a step's cancellation callbacks, which may run while
@@ -82,6 +90,9 @@ class ProcessGroup {
   int chief_ = 0;
   std::mutex mu_;
   std::vector<int64_t> next_seq_;  // chief: per worker; worker: [0] = the next to receive
+  struct Health;
+  std::shared_ptr<Health> health_;
+  std::thread heartbeat_thread_;
   std::atomic<int64_t> next_step_id_{1};
   std::atomic<int64_t> next_runtime_id_{1};
 };
@@ -130,11 +141,13 @@ class Cluster {
   double latency_us_ = 50, bytes_per_us_ = 1e3;
 };
 
-// Reply keys (worker -> chief).
-std::string OpenReplyKey(int64_t runtime_id);
-std::string RegisterReplyKey(int64_t runtime_id, int64_t handle);
-std::string RunReplyKey(int64_t step_id);
-std::string PingReplyKey(int64_t runtime_id, int64_t seq);
+// Reply keys (worker `rank` -> chief): "<kind>;<rank>;...", so that a dead task's pending
+// replies can be failed by prefix (ReplyPrefixes).
+std::string OpenReplyKey(int rank, int64_t runtime_id);
+std::string RegisterReplyKey(int rank, int64_t runtime_id, int64_t handle);
+std::string RunReplyKey(int rank, int64_t step_id);
+std::string PingReplyKey(int rank, int64_t runtime_id, int64_t seq);
+std::vector<std::string> ReplyPrefixes(int rank);
 
 }  // namespace cfx::internal
 

@@ -26,7 +26,7 @@ StatusOr<std::unique_ptr<RemoteGraphs>> RemoteGraphs::Register(
   }
   Status first;
   for (int rank : g->ranks_) {
-    auto reply = cluster->Reply(rank, RegisterReplyKey(cluster->runtime_id(), g->handle_));
+    auto reply = cluster->Reply(rank, RegisterReplyKey(rank, cluster->runtime_id(), g->handle_));
     Status s = reply.status();
     if (s.ok()) {
       WireReader r(*reply, "the answer of " + group->task_name(rank) + " to RegisterGraph");
@@ -79,7 +79,11 @@ void RemoteGraphs::RunAsync(int64_t step_id, bool collect_stats, Done done) {
   w.I64(cluster_->runtime_id()).I64(handle_).I64(step_id).U8(collect_stats ? 1 : 0);
   for (int rank : ranks_) {
     const std::string task = group->task_name(rank);
-    RecvBytes(group->transport(), rank, RunReplyKey(step_id),
+    if (Status health = group->TaskHealth(rank); !health.ok()) {
+      finish_one(health, {});
+      continue;
+    }
+    RecvBytes(group->transport(), rank, RunReplyKey(rank, step_id),
               [finish_one, task](const Status& s, std::string reply) {
                 if (!s.ok()) {
                   finish_one(s.WithPrefix("task " + task + ": "), {});
@@ -100,7 +104,7 @@ void RemoteGraphs::RunAsync(int64_t step_id, bool collect_stats, Done done) {
     Status sent = group->SendControl(rank, ControlType::kRun, w.str());
     if (!sent.ok()) {
       // The answer will not come: cancel its receive (which answers for it).
-      group->transport()->AbortPrefix(RunReplyKey(step_id), sent);
+      group->transport()->AbortPrefix(RunReplyKey(rank, step_id), sent);
     }
   }
 }

@@ -73,7 +73,7 @@ class TaskSession {
     WriteStatus(w, status.ok() ? status
                                : status.WithPrefix("task " + group_->task_name(group_->rank()) +
                                                    ": "));
-    SendBytes(group_->transport(), group_->chief(), RegisterReplyKey(runtime_id_, handle),
+    SendBytes(group_->transport(), group_->chief(), RegisterReplyKey(group_->rank(), runtime_id_, handle),
               std::move(w.str()));
     return Status();
   }
@@ -182,7 +182,8 @@ class TaskSession {
     WireWriter w;
     WriteStatus(w, status);
     EncodeStepStats(w, step->stats);
-    SendBytes(group_->transport(), group_->chief(), RunReplyKey(step_id), std::move(w.str()));
+    SendBytes(group_->transport(), group_->chief(), RunReplyKey(group_->rank(), step_id),
+              std::move(w.str()));
     // Leftover messages of the step (none after a clean step) are dropped from now on.
     group_->transport()->AbortPrefix(RemoteRendezvous::StepPrefix(step_id),
                                      errors::Cancelled("step ", step_id, " is over"));
@@ -237,7 +238,8 @@ Status ServeWorker(ProcessGroup* group, const Config& own_config,
         }
         WriteStatus(w, runtime.ok() ? Status() : runtime.status().WithPrefix(self + ": "));
         w.Bytes(EncodeDevices(devices));
-        SendBytes(group->transport(), group->chief(), OpenReplyKey(id), std::move(w.str()));
+        SendBytes(group->transport(), group->chief(), OpenReplyKey(group->rank(), id),
+                  std::move(w.str()));
         break;
       }
       case ControlType::kClose:
@@ -264,7 +266,8 @@ Status ServeWorker(ProcessGroup* group, const Config& own_config,
         std::string payload;
         CFX_RETURN_IF_ERROR(r.I64(&seq));
         CFX_RETURN_IF_ERROR(r.Bytes(&payload));
-        SendBytes(group->transport(), group->chief(), PingReplyKey(id, seq), std::move(payload));
+        SendBytes(group->transport(), group->chief(), PingReplyKey(group->rank(), id, seq),
+                  std::move(payload));
         break;
       }
       case ControlType::kExit:

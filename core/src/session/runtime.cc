@@ -189,6 +189,7 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const Config& config) {
   chief_config.devices = config.cluster.DevicesOf(self.job, config.devices);
   CFX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> rt, CreateInTask(chief_config, self.job, self.task));
   CFX_ASSIGN_OR_RETURN(rt->cluster_, internal::Cluster::Open(group, config.text));
+  group->StartHeartbeats(config.cluster.heartbeat_interval_ms, config.cluster.heartbeat_timeout_ms);
   return rt;
 }
 
