@@ -79,6 +79,20 @@ TEST(Graph, ErrorsNameTheNode) {
   GraphDef dup = Affine();
   dup.node.push_back(N("x", "NoOp", {}));
   expect(dup, "duplicate node name 'x'");
+  // A list length attr is not trusted as a size (it was allocated before being checked).
+  GraphDef huge_n = Affine();
+  huge_n.node.push_back(N("p", "Pack", {"x", "x"},
+                          {{"T", AttrValue::Type(DT_FLOAT)},
+                           {"N", AttrValue::Int(int64_t{1} << 62)},
+                           {"axis", AttrValue::Int(0)}}));
+  expect(huge_n, "node p (op Pack): attr 'N' is 4611686018427387904, the length of argument "
+                 "'values'; at most 1048576 is allowed");
+  GraphDef huge_num = Affine();
+  huge_num.node.push_back(N("u", "Unpack", {"x"},
+                            {{"T", AttrValue::Type(DT_FLOAT)},
+                             {"num", AttrValue::Int(int64_t{1} << 40)},
+                             {"axis", AttrValue::Int(0)}}));
+  expect(huge_num, "attr 'num' is 1099511627776, the length of argument 'output'");
   GraphDef cycle;
   cycle.node.push_back(N("a", "Identity", {"b"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
   cycle.node.push_back(N("b", "Identity", {"a"}, {{"T", AttrValue::Type(DT_FLOAT)}}));

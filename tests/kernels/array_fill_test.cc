@@ -140,6 +140,24 @@ TEST(ArrayRange, RejectsZeroDeltaAndWrongDirection) {
   test::ExpectError(
       RunNode(RangeNode(DT_FLOAT), {MakeScalar(0.0f), MakeScalar(INFINITY), MakeScalar(1.0f)}),
       Code::kInvalidArgument, "finite");
+  // 2^62 int64 elements is a valid shape but 2^65 bytes: an error, not a short buffer written
+  // past its end.
+  test::ExpectError(RunNode(RangeNode(DT_INT64), {MakeScalar<int64_t>(0),
+                                                  MakeScalar<int64_t>(int64_t{1} << 62),
+                                                  MakeScalar<int64_t>(1)}),
+                    Code::kInvalidArgument, "would need more than 2^63-1 bytes");
+}
+
+// Shapes whose byte size does not fit int64 are an error wherever a tensor is allocated.
+TEST(TensorBytes, OverflowingByteSizesAreRefused) {
+  auto t = Tensor::Allocate(HostAllocator(), DT_DOUBLE, TensorShape({int64_t{1} << 60, 2}));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Code::kInvalidArgument) << t.status();
+  EXPECT_NE(t.status().message().find("double tensor of shape [1152921504606846976,2]"),
+            std::string::npos)
+      << t.status();
+  Tensor direct(HostAllocator(), DT_INT64, TensorShape({int64_t{1} << 62}));
+  EXPECT_FALSE(direct.IsInitialized());
 }
 
 }  // namespace

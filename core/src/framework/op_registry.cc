@@ -164,6 +164,9 @@ Status CheckAttrValue(const NodeDef& node, const AttrDef& def, const AttrValue& 
   return Status();
 }
 
+// The most tensors one list argument ("N * T") may hold.
+constexpr int64_t kMaxListArgLength = int64_t{1} << 20;
+
 Status ArgTypes(const NodeDef& node, const OpDef& op, const ArgDef& arg,
                 std::vector<DataType>* out) {
   auto attr = [&](const std::string& name) -> StatusOr<const AttrValue*> {
@@ -187,6 +190,11 @@ Status ArgTypes(const NodeDef& node, const OpDef& op, const ArgDef& arg,
     if (n->kind != AttrValue::Kind::kInt || n->i < 0)
       return errors::InvalidArgument(NodeLabel(node), ": attr '", arg.number_attr,
                                      "' must be a non-negative int, got ", n->DebugString());
+    // An attr is not a size to trust: a list argument is bounded before anything is allocated.
+    if (n->i > kMaxListArgLength)
+      return errors::InvalidArgument(NodeLabel(node), ": attr '", arg.number_attr, "' is ", n->i,
+                                     ", the length of argument '", arg.name, "'; at most ",
+                                     kMaxListArgLength, " is allowed");
     out->insert(out->end(), static_cast<size_t>(n->i), type);
   } else if (!arg.type_list_attr.empty()) {
     CFX_ASSIGN_OR_RETURN(const AttrValue* l, attr(arg.type_list_attr));

@@ -1,9 +1,12 @@
 // Tensor and TensorBuffer.
 #include "conflux/tensor.h"
 
+#include <limits>
+
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <sstream>
 
@@ -49,14 +52,31 @@ void TensorBuffer::Unref() const {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
+namespace {
+// Bytes of `elements` elements of `dtype`, or -1 when that does not fit int64 (a shape of 2^62
+// int64 elements is a valid shape but not an allocatable one).
+int64_t CheckedBytes(int64_t elements, DataType dtype) {
+  const int64_t each = static_cast<int64_t>(ElementBytes(dtype));
+  if (elements < 0 || (each != 0 && elements > std::numeric_limits<int64_t>::max() / each))
+    return -1;
+  return elements * each;
+}
+}  // namespace
+
 Tensor::Tensor(Allocator* allocator, DataType dtype, const TensorShape& shape)
     : dtype_(dtype), shape_(shape) {
-  buf_ = TensorBuffer::Allocate(allocator, TotalBytes(), dtype, shape.num_elements());
+  const int64_t bytes = CheckedBytes(shape.num_elements(), dtype);
+  if (bytes < 0) return;  // not initialized: Allocate says why
+  buf_ = TensorBuffer::Allocate(allocator, static_cast<size_t>(bytes), dtype,
+                                shape.num_elements());
 }
 
 Tensor::Tensor(DataType dtype, const TensorShape& shape) : Tensor(HostAllocator(), dtype, shape) {}
 
 StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype, const TensorShape& shape) {
+  if (CheckedBytes(shape.num_elements(), dtype) < 0)
+    return errors::InvalidArgument("a ", DataTypeString(dtype), " tensor of shape ",
+                                   shape.ToString(), " would need more than 2^63-1 bytes");
   Tensor t(allocator, dtype, shape);
   if (!t.IsInitialized())
     return errors::ResourceExhausted("out of memory allocating ", t.TotalBytes(), " bytes for a ",
