@@ -1,0 +1,230 @@
+// RemoteRendezvous between two tasks of one process, over an in-memory pair of transports: what
+// crosses (dtypes, strings, dead tensors), in either order, and what a malformed message from a
+// peer or an abort does. The real transport (MPI) runs in ctest distributed.* under mpirun.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "distributed/remote_rendezvous.h"
+#include "kernel_test_util.h"
+
+namespace cfx {
+namespace {
+
+using internal::RemoteRendezvous;
+
+// Two endpoints (ranks 0 and 1) that deliver to each other through a shared table. Sends copy
+// their message and complete at once; a receive waits for its message.
+class PairTransport final : public Transport {
+ public:
+  struct Wire {
+    std::mutex mu;
+    // (to, from, key) -> (meta, payload)
+    std::map<std::tuple<int, int, std::string>, std::pair<std::string, std::string>> messages;
+    std::map<std::tuple<int, int, std::string>, std::pair<Alloc, Done>> waiting;
+  };
+  PairTransport(std::shared_ptr<Wire> wire, int rank) : wire_(std::move(wire)), rank_(rank) {}
+
+  const std::string& name() const override { return name_; }
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  void SetPeerName(int, const std::string&) override {}
+  std::string DescribePeer(int rank) const override { return "rank " + std::to_string(rank); }
+  bool DeviceMemory(const std::string&) const override { return false; }
+  void Cancel(Request) override {}
+
+  Request Send(int peer, std::string_view key, std::string_view meta, const void* payload,
+               uint64_t bytes, Done done) override {
+    std::string data(static_cast<const char*>(payload), bytes);
+    std::unique_lock<std::mutex> lock(wire_->mu);
+    auto id = std::make_tuple(peer, rank_, std::string(key));
+    auto w = wire_->waiting.find(id);
+    if (w == wire_->waiting.end()) {
+      wire_->messages[id] = {std::string(meta), std::move(data)};
+      lock.unlock();
+      done(Status());
+      return 1;
+    }
+    auto [alloc, recv_done] = std::move(w->second);
+    wire_->waiting.erase(w);
+    lock.unlock();
+    Deliver(std::string(meta), data, alloc, recv_done);
+    done(Status());
+    return 1;
+  }
+
+  Request Recv(int peer, std::string_view key, Alloc alloc, Done done) override {
+    std::unique_lock<std::mutex> lock(wire_->mu);
+    auto id = std::make_tuple(rank_, peer, std::string(key));
+    auto m = wire_->messages.find(id);
+    if (m == wire_->messages.end()) {
+      wire_->waiting[id] = {std::move(alloc), std::move(done)};
+      return 1;
+    }
+    auto message = std::move(m->second);
+    wire_->messages.erase(m);
+    lock.unlock();
+    Deliver(message.first, message.second, alloc, done);
+    return 1;
+  }
+
+  void AbortPrefix(std::string_view prefix, const Status& why) override {
+    std::vector<Done> failed;
+    {
+      std::lock_guard<std::mutex> lock(wire_->mu);
+      for (auto it = wire_->waiting.begin(); it != wire_->waiting.end();) {
+        if (std::get<0>(it->first) == rank_ && std::get<2>(it->first).starts_with(prefix)) {
+          failed.push_back(std::move(it->second.second));
+          it = wire_->waiting.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (Done& d : failed) d(why);
+  }
+
+ private:
+  static void Deliver(const std::string& meta, const std::string& data, const Alloc& alloc,
+                      const Done& done) {
+    StatusOr<void*> where = alloc(meta, data.size());
+    if (!where.ok()) {
+      done(where.status());
+      return;
+    }
+    if (!data.empty()) std::memcpy(*where, data.data(), data.size());
+    done(Status());
+  }
+  std::shared_ptr<Wire> wire_;
+  int rank_;
+  std::string name_ = "pair";
+};
+
+const char* const kTask0 = "/job:w/replica:0/task:0/device:CPU:0";
+const char* const kTask1 = "/job:w/replica:0/task:1/device:CPU:0";
+
+int RankOf(std::string_view device) {
+  if (device.starts_with("/job:w/replica:0/task:0")) return 0;
+  if (device.starts_with("/job:w/replica:0/task:1")) return 1;
+  return -1;
+}
+
+struct Pair {
+  std::shared_ptr<PairTransport::Wire> wire = std::make_shared<PairTransport::Wire>();
+  PairTransport t0{wire, 0}, t1{wire, 1};
+  std::vector<Status> errors;
+  RemoteRendezvous r0{&t0, 7, 0, RankOf, [](int r) { return "task " + std::to_string(r); },
+                      [this](const Status& s) { errors.push_back(s); }};
+  RemoteRendezvous r1{&t1, 7, 1, RankOf, [](int r) { return "task " + std::to_string(r); },
+                      [this](const Status& s) { errors.push_back(s); }};
+};
+
+std::string Key(const std::string& tensor) {
+  return Rendezvous::Key(Rendezvous::KeyPrefix(kTask0, 1, kTask1, tensor), 0, 0);
+}
+
+// Receives `key` on task 1; the callback's result.
+std::pair<Status, Rendezvous::Value> Receive(RemoteRendezvous& r, const std::string& key) {
+  std::pair<Status, Rendezvous::Value> got{errors::Internal("no callback"), {}};
+  r.RecvAsync(key, [&](const Status& s, const Rendezvous::Value& v) { got = {s, v}; });
+  return got;
+}
+
+TEST(RemoteRendezvous, TensorsCrossInEitherOrder) {
+  Pair p;
+  Tensor strings(DT_STRING, TensorShape({2}));
+  strings.data<std::string>()[0] = "a";
+  strings.data<std::string>()[1] = std::string("b\0c", 3);
+  const std::vector<Tensor> values = {test::MakeVector<float>({1.5f, -2}),
+                                      test::MakeTensor<int64_t>({2, 1}, {7, -7}), strings,
+                                      test::MakeTensor<int32_t>({0}, {})};
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string key = Key("t" + std::to_string(i));
+    std::pair<Status, Rendezvous::Value> got;
+    if (i % 2 == 0) {
+      ASSERT_TRUE(p.r0.Send(key, {values[i], nullptr, false}).ok());
+      got = Receive(p.r1, key);
+    } else {
+      bool called = false;
+      p.r1.RecvAsync(key, [&](const Status& s, const Rendezvous::Value& v) {
+        got = {s, v};
+        called = true;
+      });
+      EXPECT_FALSE(called);  // waits for the send
+      ASSERT_TRUE(p.r0.Send(key, {values[i], nullptr, false}).ok());
+      EXPECT_TRUE(called);
+    }
+    ASSERT_TRUE(got.first.ok()) << got.first;
+    EXPECT_FALSE(got.second.is_dead);
+    EXPECT_TRUE(got.second.tensor.Equals(values[i])) << got.second.tensor.DebugString();
+  }
+  // A dead tensor crosses as deadness alone.
+  ASSERT_TRUE(p.r0.Send(Key("dead"), {Tensor(), nullptr, true}).ok());
+  auto dead = Receive(p.r1, Key("dead"));
+  ASSERT_TRUE(dead.first.ok()) << dead.first;
+  EXPECT_TRUE(dead.second.is_dead);
+  // The transport key carries the step: "7;<rendezvous key>".
+  ASSERT_TRUE(p.r0.Send(Key("late"), {values[0], nullptr, false}).ok());
+  EXPECT_EQ(p.wire->messages.count({1, 0, "7;" + Key("late")}), 1u);
+  EXPECT_TRUE(p.errors.empty());
+}
+
+TEST(RemoteRendezvous, KeysWithinTheTaskStayLocal) {
+  Pair p;
+  const std::string key =
+      Rendezvous::Key(Rendezvous::KeyPrefix(kTask0, 1, kTask0, "local"), 0, 0);
+  ASSERT_TRUE(p.r0.Send(key, {test::MakeScalar<float>(3), nullptr, false}).ok());
+  EXPECT_TRUE(p.wire->messages.empty());
+  auto got = Receive(p.r0, key);
+  ASSERT_TRUE(got.first.ok());
+  EXPECT_EQ(got.second.tensor.data<float>()[0], 3.0f);
+}
+
+// What a peer sends is checked before a byte of it is trusted.
+TEST(RemoteRendezvous, MalformedMessagesAreDataLossNamingKeyAndPeer) {
+  Pair p;
+  const std::string wire_key = "7;" + Key("bad");
+  auto send_raw = [&](const std::string& meta, const std::string& payload) {
+    p.t0.Send(1, wire_key, meta, payload.data(), payload.size(), [](const Status&) {});
+  };
+  send_raw("xy", "");  // metadata too short
+  auto got = Receive(p.r1, Key("bad"));
+  EXPECT_EQ(got.first.code(), Code::kDataLoss) << got.first;
+  EXPECT_NE(got.first.message().find("task 0"), std::string::npos) << got.first;
+  EXPECT_NE(got.first.message().find(Key("bad")), std::string::npos) << got.first;
+
+  // A float [4] needs 16 bytes; the message has 8.
+  std::string meta;
+  const int32_t dtype = DT_FLOAT, rank = 1;
+  const int64_t dim = 4;
+  const uint8_t live = 0;
+  meta.append(reinterpret_cast<const char*>(&dtype), 4);
+  meta.append(reinterpret_cast<const char*>(&live), 1);
+  meta.append(reinterpret_cast<const char*>(&rank), 4);
+  meta.append(reinterpret_cast<const char*>(&dim), 8);
+  Pair q;
+  q.t0.Send(1, wire_key, meta, "12345678", 8, [](const Status&) {});
+  got = Receive(q.r1, Key("bad"));
+  EXPECT_EQ(got.first.code(), Code::kDataLoss) << got.first;
+  EXPECT_NE(got.first.message().find("needs 16 bytes, the message has 8"), std::string::npos)
+      << got.first;
+}
+
+TEST(RemoteRendezvous, AbortFailsPendingAndLaterReceives) {
+  Pair p;
+  std::pair<Status, Rendezvous::Value> pending{Status(), {}};
+  p.r1.RecvAsync(Key("x"), [&](const Status& s, const Rendezvous::Value& v) { pending = {s, v}; });
+  p.r1.StartAbort(errors::Aborted("a kernel failed"));
+  EXPECT_EQ(pending.first.code(), Code::kAborted) << pending.first;
+  auto later = Receive(p.r1, Key("y"));
+  EXPECT_EQ(later.first.code(), Code::kAborted) << later.first;
+}
+
+}  // namespace
+}  // namespace cfx
