@@ -88,6 +88,9 @@ class Runtime {
   // Everything of Create but joining a cluster: devices named after `job` and `task`.
   static StatusOr<std::unique_ptr<Runtime>> CreateInTask(const Config& config,
                                                          const std::string& job, int task);
+  // Creates the config's devices, named after `job` and `task`; fails when a required device
+  // type has no plugin.
+  Status CreateTaskDevices(const std::string& job, int task);
   Status CreateDevices(const std::string& only_plugin);
   Status LoadConfiguredPlugins();
   Config config_;

@@ -9,15 +9,6 @@
 
 namespace cfx::internal {
 
-Status ReadStatus(WireReader& r, Status* out) {
-  int32_t code = 0;
-  std::string message;
-  CFX_RETURN_IF_ERROR(r.I32(&code));
-  CFX_RETURN_IF_ERROR(r.Bytes(&message));
-  *out = code == 0 ? Status() : Status(static_cast<Code>(code), std::move(message));
-  return Status();
-}
-
 namespace {
 const char* const kReplyKinds[] = {"open", "reg", "run", "pong"};
 std::string ReplyKey(int kind, int rank, const std::string& rest) {
@@ -49,7 +40,7 @@ struct ProcessGroup::Health {
   std::condition_variable stop_cv;
   bool stop = false;
   std::vector<std::chrono::steady_clock::time_point> last_seen;  // by rank
-  std::vector<Status> dead;                                        // by rank; OK = alive
+  std::vector<Status> dead;                                      // by rank; OK = alive
 };
 
 ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<ClusterTask> tasks,
@@ -109,12 +100,12 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
         for (const std::string& prefix : ReplyPrefixes(r)) transport_->AbortPrefix(prefix, why);
       }
       for (int r : ping) {
-        RecvBytes(transport_.get(), r, PingReplyKey(r, 0, seq),
-                  [health, r](const Status& s, std::string) {
-                    if (!s.ok()) return;
-                    std::lock_guard<std::mutex> l(health->mu);
-                    health->last_seen[r] = std::chrono::steady_clock::now();
-                  });
+        transport_->RecvBytes(r, PingReplyKey(r, 0, seq),
+                              [health, r](const Status& s, std::string) {
+                                if (!s.ok()) return;
+                                std::lock_guard<std::mutex> l(health->mu);
+                                health->last_seen[r] = std::chrono::steady_clock::now();
+                              });
         WireWriter w;
         w.I64(0).I64(seq).Bytes("");
         (void)SendControl(r, ControlType::kPing, w.str(), /*wait=*/false);
@@ -139,7 +130,8 @@ ProcessGroup::~ProcessGroup() {
     for (int r = 0; r < size(); ++r) {
       if (r == rank_) continue;
       Status s = SendControl(r, ControlType::kExit, "");
-      if (!s.ok()) LogMessage(LogLevel::kWarning, "telling " + names_[r] + " to exit: " + s.ToString());
+      if (!s.ok())
+        LogMessage(LogLevel::kWarning, "telling " + names_[r] + " to exit: " + s.ToString());
     }
   }
   host_collectives_.reset();
@@ -162,7 +154,7 @@ Status ProcessGroup::SendControl(int rank, ControlType type, std::string_view bo
   message.append(body.data(), body.size());
   const std::string key = "ctl;" + std::to_string(seq);
   if (!wait) {
-    SendBytes(transport_.get(), rank, key, std::move(message));
+    SendLogged(transport_.get(), rank, key, std::move(message));
     return Status();
   }
   return transport_->SendSync(rank, key, message)
@@ -177,8 +169,7 @@ Status ProcessGroup::NextControl(ControlType* type, std::string* body) {
   }
   CFX_ASSIGN_OR_RETURN(std::string message,
                        transport_->RecvSync(chief_, "ctl;" + std::to_string(seq)));
-  if (message.empty())
-    return errors::DataLoss("an empty control message from ", names_[chief_]);
+  if (message.empty()) return errors::DataLoss("an empty control message from ", names_[chief_]);
   *type = static_cast<ControlType>(message[0]);
   body->assign(message, 1);
   return Status();
@@ -188,8 +179,13 @@ std::string EncodeDevices(const std::vector<RemoteDeviceInfo>& devices) {
   WireWriter w;
   w.U64(devices.size());
   for (const RemoteDeviceInfo& d : devices)
-    w.Bytes(d.name).Bytes(d.type).Bytes(d.plugin).Bytes(d.description)
-        .U8(d.host_addressable ? 1 : 0).U64(d.incarnation).I64(d.memory_limit);
+    w.Bytes(d.name)
+        .Bytes(d.type)
+        .Bytes(d.plugin)
+        .Bytes(d.description)
+        .U8(d.host_addressable ? 1 : 0)
+        .U64(d.incarnation)
+        .I64(d.memory_limit);
   return std::move(w.str());
 }
 
@@ -318,8 +314,9 @@ Status Cluster::MeasureLinks() {
         auto start = std::chrono::steady_clock::now();
         CFX_RETURN_IF_ERROR(group_->SendControl(r, ControlType::kPing, w.str()));
         CFX_RETURN_IF_ERROR(Reply(r, PingReplyKey(r, runtime_id_, seq)).status());
-        double us = std::chrono::duration<double, std::micro>(
-                        std::chrono::steady_clock::now() - start).count();
+        double us =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                .count();
         best[k] = std::min(best[k], us);
       }
     }
@@ -339,23 +336,10 @@ Status Cluster::MeasureLinks() {
 
 namespace cfx::internal {
 
-void SendBytes(Transport* transport, int peer, const std::string& key, std::string bytes) {
-  auto held = std::make_shared<std::string>(std::move(bytes));
-  transport->Send(peer, key, "", held->data(), held->size(), [held, key](const Status& s) {
+void SendLogged(Transport* transport, int peer, const std::string& key, std::string bytes) {
+  transport->SendBytes(peer, key, std::move(bytes), [key](const Status& s) {
     if (!s.ok()) LogMessage(LogLevel::kWarning, "sending " + key + ": " + s.ToString());
   });
-}
-
-void RecvBytes(Transport* transport, int peer, const std::string& key,
-               std::function<void(const Status&, std::string)> done) {
-  auto landing = std::make_shared<std::string>();
-  transport->Recv(
-      peer, key,
-      [landing](std::string_view, uint64_t bytes) -> StatusOr<void*> {
-        landing->resize(bytes);
-        return static_cast<void*>(landing->data());
-      },
-      [landing, done = std::move(done)](const Status& s) { done(s, std::move(*landing)); });
 }
 
 void EncodeStepStats(WireWriter& w, const std::vector<DeviceStepStats>& stats) {

@@ -14,9 +14,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -149,15 +149,9 @@ std::string RunReplyKey(int rank, int64_t step_id);
 std::string PingReplyKey(int rank, int64_t runtime_id, int64_t seq);
 std::vector<std::string> ReplyPrefixes(int rank);
 
-}  // namespace cfx::internal
-
-namespace cfx::internal {
-
-// Asynchronous byte messages over the transport (control replies): the bytes are kept until
-// sent; `done` gets the received bytes.
-void SendBytes(Transport* transport, int peer, const std::string& key, std::string bytes);
-void RecvBytes(Transport* transport, int peer, const std::string& key,
-               std::function<void(const Status&, std::string)> done);
+// Sends a reply or control message without waiting; a failure is logged (the receiver's wait
+// ends through its own error path: a step abort, a heartbeat).
+void SendLogged(Transport* transport, int peer, const std::string& key, std::string bytes);
 
 // Step stats on the wire (a worker's partitions' stats for a traced step).
 void EncodeStepStats(WireWriter& w, const std::vector<DeviceStepStats>& stats);

@@ -83,24 +83,24 @@ void RemoteGraphs::RunAsync(int64_t step_id, bool collect_stats, Done done) {
       finish_one(health, {});
       continue;
     }
-    RecvBytes(group->transport(), rank, RunReplyKey(rank, step_id),
-              [finish_one, task](const Status& s, std::string reply) {
-                if (!s.ok()) {
-                  finish_one(s.WithPrefix("task " + task + ": "), {});
-                  return;
-                }
-                WireReader r(reply, "the answer of " + task + " to RunGraph");
-                Status remote;
-                std::vector<DeviceStepStats> stats;
-                Status read = ReadStatus(r, &remote);
-                if (read.ok()) read = DecodeStepStats(r, &stats);
-                if (!read.ok()) {
-                  finish_one(read, {});
-                  return;
-                }
-                finish_one(remote.ok() ? remote : remote.WithPrefix("task " + task + ": "),
-                           std::move(stats));
-              });
+    group->transport()->RecvBytes(
+        rank, RunReplyKey(rank, step_id), [finish_one, task](const Status& s, std::string reply) {
+          if (!s.ok()) {
+            finish_one(s.WithPrefix("task " + task + ": "), {});
+            return;
+          }
+          WireReader r(reply, "the answer of " + task + " to RunGraph");
+          Status remote;
+          std::vector<DeviceStepStats> stats;
+          Status read = ReadStatus(r, &remote);
+          if (read.ok()) read = DecodeStepStats(r, &stats);
+          if (!read.ok()) {
+            finish_one(read, {});
+            return;
+          }
+          finish_one(remote.ok() ? remote : remote.WithPrefix("task " + task + ": "),
+                     std::move(stats));
+        });
     Status sent = group->SendControl(rank, ControlType::kRun, w.str());
     if (!sent.ok()) {
       // The answer will not come: cancel its receive (which answers for it).

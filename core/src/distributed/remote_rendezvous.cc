@@ -112,9 +112,7 @@ struct RemoteRendezvous::Shared {
   }
 };
 
-std::string RemoteRendezvous::StepPrefix(int64_t step_id) {
-  return std::to_string(step_id) + ";";
-}
+std::string RemoteRendezvous::StepPrefix(int64_t step_id) { return std::to_string(step_id) + ";"; }
 
 RemoteRendezvous::RemoteRendezvous(Transport* transport, int64_t step_id, int local_rank,
                                    std::function<int(std::string_view)> rank_of,
@@ -218,8 +216,8 @@ void RemoteRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     CFX_RETURN_IF_ERROR(r.U8(&dead));
     CFX_RETURN_IF_ERROR(r.I32(&rank));
     if (!IsValidDataType(dtype) || rank < 0 || rank > 254)
-      return errors::DataLoss("the metadata of '", wire_key, "' from ", peer_name,
-                              " has dtype ", dtype, " and rank ", rank);
+      return errors::DataLoss("the metadata of '", wire_key, "' from ", peer_name, " has dtype ",
+                              dtype, " and rank ", rank);
     std::vector<int64_t> dims(rank);
     for (int64_t& d : dims) CFX_RETURN_IF_ERROR(r.I64(&d));
     landing->value.is_dead = dead != 0;
@@ -230,8 +228,7 @@ void RemoteRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     CFX_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Make(dims));
     const DataType type = static_cast<DataType>(dtype);
     if (type == DT_STRING) {
-      CFX_ASSIGN_OR_RETURN(landing->value.tensor,
-                           Tensor::Allocate(HostAllocator(), type, shape));
+      CFX_ASSIGN_OR_RETURN(landing->value.tensor, Tensor::Allocate(HostAllocator(), type, shape));
       landing->strings.resize(bytes);
       return static_cast<void*>(landing->strings.data());
     }

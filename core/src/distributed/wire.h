@@ -51,15 +51,6 @@ class WireReader {
     data_.remove_prefix(n);
     return Status();
   }
-  Status BytesView(std::string_view* s) {
-    uint64_t n = 0;
-    CFX_RETURN_IF_ERROR(U64(&n));
-    if (n > data_.size())
-      return errors::DataLoss(what_, ": a field of ", n, " bytes but only ", data_.size(), " left");
-    *s = data_.substr(0, n);
-    data_.remove_prefix(n);
-    return Status();
-  }
   bool done() const { return data_.empty(); }
 
  private:
@@ -78,7 +69,14 @@ class WireReader {
 inline void WriteStatus(WireWriter& w, const Status& s) {
   w.I32(static_cast<int32_t>(s.code())).Bytes(s.message());
 }
-Status ReadStatus(WireReader& r, Status* out);
+inline Status ReadStatus(WireReader& r, Status* out) {
+  int32_t code = 0;
+  std::string message;
+  CFX_RETURN_IF_ERROR(r.I32(&code));
+  CFX_RETURN_IF_ERROR(r.Bytes(&message));
+  *out = code == 0 ? Status() : Status(static_cast<Code>(code), std::move(message));
+  return Status();
+}
 
 }  // namespace cfx::internal
 

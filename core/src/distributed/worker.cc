@@ -3,7 +3,6 @@
 
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "distributed/remote_rendezvous.h"
 #include "runtime/executor.h"
@@ -40,11 +39,8 @@ class TaskSession {
  public:
   TaskSession(ProcessGroup* group, int64_t runtime_id, std::unique_ptr<Runtime> runtime)
       : group_(group), runtime_id_(runtime_id), runtime_(std::move(runtime)) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int intra = runtime_->config().intra_op_threads;
-    int threads = runtime_->config().inter_op_threads;
-    if (threads <= 0) threads = std::max(1, intra > 0 && intra < cores ? cores / intra : 1);
-    pool_ = std::make_unique<ThreadPool>(threads);
+    pool_ = std::make_unique<ThreadPool>(
+        InterOpThreads(runtime_->config().inter_op_threads, runtime_->config().intra_op_threads));
   }
   ~TaskSession() {
     // The chief closes a session only once its steps are over; wait for stragglers anyway.
@@ -70,11 +66,11 @@ class TaskSession {
       graphs_[handle] = parts;
     }
     WireWriter w;
-    WriteStatus(w, status.ok() ? status
-                               : status.WithPrefix("task " + group_->task_name(group_->rank()) +
-                                                   ": "));
-    SendBytes(group_->transport(), group_->chief(), RegisterReplyKey(group_->rank(), runtime_id_, handle),
-              std::move(w.str()));
+    WriteStatus(w, status.ok()
+                       ? status
+                       : status.WithPrefix("task " + group_->task_name(group_->rank()) + ": "));
+    SendLogged(group_->transport(), group_->chief(),
+               RegisterReplyKey(group_->rank(), runtime_id_, handle), std::move(w.str()));
     return Status();
   }
 
@@ -100,8 +96,8 @@ class TaskSession {
       steps_[step_id] = step;
     }
     if (step->partitions == nullptr) {
-      Finish(step_id, errors::Internal("task ", group_->task_name(group_->rank()),
-                                       " has no graph ", handle, " for step ", step_id));
+      Finish(step_id, errors::Internal("task ", group_->task_name(group_->rank()), " has no graph ",
+                                       handle, " for step ", step_id));
       return Status();
     }
     WorkerStep* s = step.get();
@@ -182,8 +178,8 @@ class TaskSession {
     WireWriter w;
     WriteStatus(w, status);
     EncodeStepStats(w, step->stats);
-    SendBytes(group_->transport(), group_->chief(), RunReplyKey(group_->rank(), step_id),
-              std::move(w.str()));
+    SendLogged(group_->transport(), group_->chief(), RunReplyKey(group_->rank(), step_id),
+               std::move(w.str()));
     // Leftover messages of the step (none after a clean step) are dropped from now on.
     group_->transport()->AbortPrefix(RemoteRendezvous::StepPrefix(step_id),
                                      errors::Cancelled("step ", step_id, " is over"));
@@ -238,8 +234,8 @@ Status ServeWorker(ProcessGroup* group, const Config& own_config,
         }
         WriteStatus(w, runtime.ok() ? Status() : runtime.status().WithPrefix(self + ": "));
         w.Bytes(EncodeDevices(devices));
-        SendBytes(group->transport(), group->chief(), OpenReplyKey(group->rank(), id),
-                  std::move(w.str()));
+        SendLogged(group->transport(), group->chief(), OpenReplyKey(group->rank(), id),
+                   std::move(w.str()));
         break;
       }
       case ControlType::kClose:
@@ -266,8 +262,8 @@ Status ServeWorker(ProcessGroup* group, const Config& own_config,
         std::string payload;
         CFX_RETURN_IF_ERROR(r.I64(&seq));
         CFX_RETURN_IF_ERROR(r.Bytes(&payload));
-        SendBytes(group->transport(), group->chief(), PingReplyKey(group->rank(), id, seq),
-                  std::move(payload));
+        SendLogged(group->transport(), group->chief(), PingReplyKey(group->rank(), id, seq),
+                   std::move(payload));
         break;
       }
       case ControlType::kExit:

@@ -1,6 +1,7 @@
 // ThreadPool.
 #include "runtime/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace cfx {
@@ -51,6 +52,13 @@ void ThreadPool::WorkerLoop(int id) {
     }
     fn();
   }
+}
+
+int InterOpThreads(int inter_op_threads, int intra_op_threads) {
+  if (inter_op_threads > 0) return inter_op_threads;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int intra = intra_op_threads;
+  return std::max(1, intra > 0 && intra < cores ? cores / intra : 1);
 }
 
 }  // namespace cfx

@@ -33,6 +33,11 @@ class ThreadPool {
   std::vector<std::thread> threads_;
 };
 
+// The executor pool's size for a config's `threads:` (inter_op_threads, intra_op_threads): the
+// configured number, or by default as many inter-op threads as intra-op teams fit on the cores
+// (one when every op may use every core), so that ops side by side do not oversubscribe them.
+int InterOpThreads(int inter_op_threads, int intra_op_threads);
+
 }  // namespace cfx
 
 #endif  // CONFLUX_CORE_SRC_RUNTIME_THREAD_POOL_H_

@@ -1,4 +1,4 @@
-// The blocking helpers of Transport, over its asynchronous Send and Recv.
+// The byte-message helpers of Transport, over its asynchronous Send and Recv.
 #include "runtime/transport.h"
 
 #include <future>
@@ -7,31 +7,47 @@
 
 namespace cfx {
 
+void Transport::SendBytes(int peer, std::string_view key, std::string bytes, Done done) {
+  auto held = std::make_shared<std::string>(std::move(bytes));
+  Send(peer, key, "", held->data(), held->size(),
+       [held, done = std::move(done)](const Status& s) { done(s); });
+}
+
+void Transport::RecvBytes(int peer, std::string_view key,
+                          std::function<void(const Status&, std::string)> done) {
+  auto payload = std::make_shared<std::string>();
+  Recv(
+      peer, key,
+      [payload](std::string_view, uint64_t bytes) -> StatusOr<void*> {
+        try {
+          payload->resize(bytes);
+        } catch (const std::exception&) {  // bad_alloc, length_error
+          return errors::ResourceExhausted("cannot hold a message of ", bytes, " bytes");
+        }
+        return static_cast<void*>(payload->data());
+      },
+      [payload, done = std::move(done)](const Status& s) { done(s, std::move(*payload)); });
+}
+
 Status Transport::SendSync(int peer, std::string_view key, std::string_view bytes) {
   // Shared: `done` may still be inside set_value when this returns.
   auto sent = std::make_shared<std::promise<Status>>();
   std::future<Status> result = sent->get_future();
-  Send(peer, key, "", bytes.data(), bytes.size(), [sent](const Status& s) { sent->set_value(s); });
+  SendBytes(peer, key, std::string(bytes), [sent](const Status& s) { sent->set_value(s); });
   return result.get();
 }
 
 StatusOr<std::string> Transport::RecvSync(int peer, std::string_view key) {
-  std::string payload;
-  auto received = std::make_shared<std::promise<Status>>();
-  std::future<Status> result = received->get_future();
-  Recv(
-      peer, key,
-      [&payload](std::string_view, uint64_t bytes) -> StatusOr<void*> {
-        try {
-          payload.resize(bytes);
-        } catch (const std::exception&) {  // bad_alloc, length_error
-          return errors::ResourceExhausted("cannot hold a message of ", bytes, " bytes");
-        }
-        return static_cast<void*>(payload.data());
-      },
-      [received](const Status& s) { received->set_value(s); });
-  CFX_RETURN_IF_ERROR(result.get());
-  return payload;
+  auto received = std::make_shared<std::promise<StatusOr<std::string>>>();
+  auto result = received->get_future();
+  RecvBytes(peer, key, [received](const Status& s, std::string bytes) {
+    if (s.ok()) {
+      received->set_value(std::move(bytes));
+    } else {
+      received->set_value(s);
+    }
+  });
+  return result.get();
 }
 
 }  // namespace cfx

@@ -23,8 +23,6 @@ namespace cfx {
 
 enum class ReduceOp { kSum = 0, kMean = 1, kMin = 2, kMax = 3, kProd = 4 };
 
-
-
 // Collectives for one memory space (host memory for device type "CPU"). Every member of `ranks`
 // (ascending; empty = every rank) calls the same collectives in the same order.
 class Collectives {
@@ -70,7 +68,12 @@ class Transport {
   // True when Send/Recv take buffers in `device_type`'s own memory (no staging needed).
   virtual bool DeviceMemory(const std::string& device_type) const = 0;
 
-  // Blocking helpers over Send/Recv for start-up (device lists, bootstrap ids).
+  // Byte messages (no metadata) over Send/Recv: control messages, bootstrap ids. The
+  // asynchronous ones keep `bytes` until sent and hand `done` the received bytes (a message too
+  // large to hold is ResourceExhausted); the blocking ones wait for them.
+  void SendBytes(int peer, std::string_view key, std::string bytes, Done done);
+  void RecvBytes(int peer, std::string_view key,
+                 std::function<void(const Status&, std::string)> done);
   Status SendSync(int peer, std::string_view key, std::string_view bytes);
   StatusOr<std::string> RecvSync(int peer, std::string_view key);
 };

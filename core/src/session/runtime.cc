@@ -63,10 +63,10 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
   if (slot.group != nullptr) {
     if (slot.group->size() != cc.num_tasks() || slot.group->chief() != chief ||
         slot.group->transport()->name() != cc.transport)
-      return errors::FailedPrecondition(
-          where, ": this process already joined a cluster of ", slot.group->size(),
-          " tasks over transport ", slot.group->transport()->name(),
-          "; a process belongs to one cluster for its lifetime");
+      return errors::FailedPrecondition(where, ": this process already joined a cluster of ",
+                                        slot.group->size(), " tasks over transport ",
+                                        slot.group->transport()->name(),
+                                        "; a process belongs to one cluster for its lifetime");
     return slot.group.get();
   }
   if (plugins->transports().count(cc.transport) == 0) {
@@ -79,8 +79,8 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
                           "', which no loaded plugin registers, and plugin " + spec.name +
                           " did not load: ");
     if (plugins->transports().count(cc.transport) == 0)
-      return errors::NotFound(where, ": cluster.transport '", cc.transport,
-                              "': plugin ", spec.name, " registers no transport of that name");
+      return errors::NotFound(where, ": cluster.transport '", cc.transport, "': plugin ", spec.name,
+                              " registers no transport of that name");
   }
   const PluginManager::TransportEntry& entry = plugins->transports().at(cc.transport);
   // The transport's code stays loaded until the process exits, whatever the Runtime does.
@@ -107,8 +107,9 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
   auto group = std::make_unique<internal::ProcessGroup>(
       std::shared_ptr<Transport>(std::move(transport)), std::move(tasks), chief);
   if (entry.desc->collectives != nullptr) {
-    CFX_ASSIGN_OR_RETURN(std::unique_ptr<Collectives> collectives,
-                         internal::CreatePluginCollectives(entry.desc->collectives, entry.plugin, t));
+    CFX_ASSIGN_OR_RETURN(
+        std::unique_ptr<Collectives> collectives,
+        internal::CreatePluginCollectives(entry.desc->collectives, entry.plugin, t));
     group->set_host_collectives(std::move(collectives));
   }
   slot.group = std::move(group);
@@ -137,19 +138,24 @@ Status Runtime::LoadConfiguredPlugins() {
   return Status();
 }
 
-StatusOr<std::unique_ptr<Runtime>> Runtime::CreateInTask(const Config& config,
-                                                         const std::string& job, int task) {
-  std::unique_ptr<Runtime> rt(new Runtime(config));
-  rt->job_ = job;
-  rt->task_ = task;
-  CFX_RETURN_IF_ERROR(rt->LoadConfiguredPlugins());
-  CFX_RETURN_IF_ERROR(rt->CreateDevices(""));
-  for (const auto& [type, cfg] : rt->config_.devices) {
-    if (rt->plugins_->device_types().count(type) == 0 && cfg.required && cfg.count > 0)
+Status Runtime::CreateTaskDevices(const std::string& job, int task) {
+  job_ = job;
+  task_ = task;
+  CFX_RETURN_IF_ERROR(CreateDevices(""));
+  for (const auto& [type, cfg] : config_.devices) {
+    if (plugins_->device_types().count(type) == 0 && cfg.required && cfg.count > 0)
       return errors::FailedPrecondition("the config requires ", cfg.count, " ", type,
                                         " device(s) but no loaded plugin provides device type ",
                                         type);
   }
+  return Status();
+}
+
+StatusOr<std::unique_ptr<Runtime>> Runtime::CreateInTask(const Config& config,
+                                                         const std::string& job, int task) {
+  std::unique_ptr<Runtime> rt(new Runtime(config));
+  CFX_RETURN_IF_ERROR(rt->LoadConfiguredPlugins());
+  CFX_RETURN_IF_ERROR(rt->CreateTaskDevices(job, task));
   return rt;
 }
 
@@ -158,17 +164,17 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const Config& config) {
   if (internal::ParseLogLevel(config.log_level, &level)) internal::SetLogLevel(level);
   if (!config.cluster.enabled) return CreateInTask(config, "localhost", 0);
 
-  // A cluster: join the process group first (the transport's plugin is loaded by a Runtime
-  // that lives only for that).
-  internal::ProcessGroup* group;
-  {
-    Runtime loader(config);
-    CFX_RETURN_IF_ERROR(loader.LoadConfiguredPlugins());
-    CFX_ASSIGN_OR_RETURN(group, JoinProcessGroup(config, loader.plugins_.get()));
-  }
+  // A cluster: the plugins are loaded first (the transport's among them), the process group
+  // joined through them, and then this task's devices created, named after the task.
+  std::unique_ptr<Runtime> rt(new Runtime(config));
+  CFX_RETURN_IF_ERROR(rt->LoadConfiguredPlugins());
+  CFX_ASSIGN_OR_RETURN(internal::ProcessGroup * group,
+                       JoinProcessGroup(config, rt->plugins_.get()));
   const ClusterTask& self = group->tasks()[group->rank()];
   if (!group->is_chief()) {
-    // A worker: serve the chief until its process exits, then exit.
+    // A worker: serve the chief until its process exits, then exit. Each of the chief's
+    // Runtimes gets a Runtime of this task under the chief's config.
+    rt.reset();
     Status served = internal::ServeWorker(group, config, [](const Config& c) {
       internal::ProcessGroup* g = GroupSlot().group.get();
       const ClusterTask& t = g->tasks()[g->rank()];
@@ -185,9 +191,8 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const Config& config) {
     }
     std::exit(served.ok() ? 0 : 1);
   }
-  Config chief_config = config;
-  chief_config.devices = config.cluster.DevicesOf(self.job, config.devices);
-  CFX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> rt, CreateInTask(chief_config, self.job, self.task));
+  rt->config_.devices = config.cluster.DevicesOf(self.job, config.devices);
+  CFX_RETURN_IF_ERROR(rt->CreateTaskDevices(self.job, self.task));
   CFX_ASSIGN_OR_RETURN(rt->cluster_, internal::Cluster::Open(group, config.text));
   group->StartHeartbeats(config.cluster.heartbeat_interval_ms, config.cluster.heartbeat_timeout_ms);
   return rt;
@@ -271,7 +276,8 @@ StatusOr<Device*> Runtime::FindDevice(const std::string& spec) const {
 }
 
 std::string Runtime::task_name() const {
-  return cluster_ == nullptr ? std::string() : "/job:" + job_ + "/replica:0/task:" + std::to_string(task_);
+  return cluster_ == nullptr ? std::string()
+                             : "/job:" + job_ + "/replica:0/task:" + std::to_string(task_);
 }
 
 std::vector<Device*> Runtime::cluster_devices() const {

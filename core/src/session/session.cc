@@ -8,7 +8,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "distributed/master.h"
 #include "distributed/remote_rendezvous.h"
@@ -71,13 +70,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Runtime* runtime, const Graph
   auto impl = std::make_unique<Impl>();
   impl->runtime = runtime;
   impl->graph = graph;
-  // Default: as many inter-op threads as intra-op teams fit on the cores (one when every op may
-  // use every core), so that ops running side by side do not oversubscribe the cores.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int intra = runtime->config().intra_op_threads;
-  int threads = runtime->config().inter_op_threads;
-  if (threads <= 0) threads = std::max(1, intra > 0 && intra < cores ? cores / intra : 1);
-  impl->pool = std::make_unique<ThreadPool>(threads);
+  impl->pool = std::make_unique<ThreadPool>(
+      InterOpThreads(runtime->config().inter_op_threads, runtime->config().intra_op_threads));
   impl->costs =
       std::make_unique<PlacementCosts>(runtime->config().placement_cost_model == "measured");
   if (internal::Cluster* cluster = runtime->cluster(); cluster != nullptr)
