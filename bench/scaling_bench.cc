@@ -10,7 +10,8 @@
 //                                                                      asynchronous updates
 // Options: --steps N (per replica, after --warmup W), --batch B, --threads T (intra-op threads
 // per process, default 1; one inter-op thread), --trace FILE (a Chrome trace of one more step of
-// the first train op, every task's nodes). Prints one line: "<model> <mode> replicas R
+// the first train op, every task's nodes), --fusion-bytes SIZE (dp: the config's
+// cluster.fusion_bytes). Prints one line: "<model> <mode> replicas R
 // examples/s X".
 #include <chrono>
 #include <cstdio>
@@ -39,7 +40,7 @@ using namespace cfx;  // NOLINT
 using Clock = std::chrono::steady_clock;
 
 struct Flags {
-  std::string model = "mlp", mode = "single", trace;
+  std::string model = "mlp", mode = "single", trace, fusion_bytes;
   int steps = 200, warmup = 20, batch = 64, threads = 1;
 };
 
@@ -61,6 +62,7 @@ Flags Parse(int argc, char** argv) {
     else if (a == "--batch") f.batch = std::atoi(v.c_str());
     else if (a == "--threads") f.threads = std::atoi(v.c_str());
     else if (a == "--trace") f.trace = v;
+    else if (a == "--fusion-bytes") f.fusion_bytes = v;
     else Fail("unknown option " + a);
   }
   if (f.model != "mlp" && f.model != "cnn") Fail("--model is mlp or cnn, not " + f.model);
@@ -83,6 +85,7 @@ plugins:
   if (f.mode == "dp")
     y += "cluster:\n  transport: mpi\n  jobs:\n    - {name: worker, tasks: " +
          std::to_string(ranks) + "}\n";
+  if (f.mode == "dp" && !f.fusion_bytes.empty()) y += "  fusion_bytes: " + f.fusion_bytes + "\n";
   if (f.mode == "ps")
     y += "cluster:\n  transport: mpi\n  chief: worker:0\n  jobs:\n    - {name: ps, tasks: 1}\n"
          "    - {name: worker, tasks: " + std::to_string(ranks - 1) + "}\n";

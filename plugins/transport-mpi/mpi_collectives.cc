@@ -1,6 +1,8 @@
 // MpiCollectives: all-reduce, all-gather and broadcast issued by the progress thread.
 #include "mpi_collectives.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <climits>
 #include <memory>
@@ -56,6 +58,7 @@ int IndexIn(const std::vector<int32_t>& ranks, int32_t rank) {
 
 CollectiveLane::CollectiveLane() {
   thread_ = std::thread([state = state_] {
+    pthread_setname_np(pthread_self(), "cfx-mpi-collect");
     std::unique_lock<std::mutex> lock(state->mu);
     for (;;) {
       state->cv.wait(lock, [&] { return state->stopping || !state->work.empty(); });

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@ sdk::Status ProgressEngine::Start(std::function<sdk::Status()> init) {
   std::promise<sdk::Status> started;
   std::future<sdk::Status> result = started.get_future();
   thread_ = std::thread([this, init = std::move(init), started = std::move(started)]() mutable {
+    pthread_setname_np(pthread_self(), "cfx-mpi-poll");
     sdk::Status s = init();
     const bool ok = s.ok();
     started.set_value(std::move(s));

@@ -1,6 +1,8 @@
 // ThreadPool.
 #include "runtime/thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -11,10 +13,15 @@ thread_local const ThreadPool* tls_pool = nullptr;
 std::atomic<int> next_thread_id{1};
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads, std::string /*name*/) {
+ThreadPool::ThreadPool(int num_threads, std::string name) {
   if (num_threads < 1) num_threads = 1;
+  // "cfx-" + the pool's name, as `top -H`, gdb and perf show it (15 characters at most).
+  const std::string thread_name = ("cfx-" + name).substr(0, 15);
   for (int i = 0; i < num_threads; ++i)
-    threads_.emplace_back([this] { WorkerLoop(next_thread_id.fetch_add(1)); });
+    threads_.emplace_back([this, thread_name] {
+      pthread_setname_np(pthread_self(), thread_name.c_str());
+      WorkerLoop(next_thread_id.fetch_add(1));
+    });
 }
 
 ThreadPool::~ThreadPool() {
