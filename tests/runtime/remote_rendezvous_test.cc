@@ -13,10 +13,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "distributed/compression.h"
 #include "distributed/remote_rendezvous.h"
 #include "runtime/step.h"
 #include "kernel_test_util.h"
@@ -293,6 +295,46 @@ TEST(RemoteRendezvous, MalformedMessagesAreDataLossNamingKeyAndPeer) {
   EXPECT_EQ(got.first.code(), Code::kDataLoss) << got.first;
   EXPECT_NE(got.first.message().find("needs 16 bytes, the message has 8"), std::string::npos)
       << got.first;
+}
+
+// The vector conversions (AVX2 + F16C, where this CPU has them) give the portable code's bits:
+// random bit patterns of every class (normal, subnormal, zero, infinity, NaN with its payload in
+// the kept or the dropped bits), half's rounding ties, and lengths that leave a tail.
+TEST(RemoteRendezvous, CompressionVectorCodeEqualsPortable) {
+  std::vector<uint32_t> bits = {0u,          0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                0xffc00001u, 0x7f800001u, 0x7fa00000u, 0x00000001u, 0x807fffffu,
+                                0x33000000u, 0x33000001u, 0x38800000u, 0x387fe000u, 0x477fefffu,
+                                0x477ff000u, 0x3f801000u, 0x3f803000u, 0x3f801001u};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200000; ++i) bits.push_back(static_cast<uint32_t>(rng()));
+  // Exponents near half's range, where the rounding and subnormal paths are.
+  for (int i = 0; i < 50000; ++i)
+    bits.push_back((rng() & 0x807fffffu) | ((100u + rng() % 60u) << 23));
+  std::vector<float> x(bits.size());
+  std::memcpy(x.data(), bits.data(), bits.size() * 4);
+  for (auto encoding : {internal::WireEncoding::kTruncated16, internal::WireEncoding::kHalf}) {
+    for (int64_t n : {int64_t{0}, int64_t{5}, int64_t{8}, int64_t{13},
+                      static_cast<int64_t>(x.size())}) {
+      std::vector<uint16_t> fast(n + 1, 0xabcd), portable(n + 1, 0xabcd);
+      internal::Narrow(encoding, x.data(), fast.data(), n);
+      internal::NarrowPortable(encoding, x.data(), portable.data(), n);
+      ASSERT_EQ(fast, portable) << "narrow, encoding " << static_cast<int>(encoding) << ", n "
+                                << n;  // the sentinel past the end is untouched too
+    }
+    std::vector<uint16_t> every(65536 + 3);
+    for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint16_t>(i);
+    std::vector<float> fast(every.size()), portable(every.size());
+    internal::Widen(encoding, every.data(), fast.data(), static_cast<int64_t>(every.size()));
+    internal::WidenPortable(encoding, every.data(), portable.data(),
+                            static_cast<int64_t>(every.size()));
+    for (size_t i = 0; i < every.size(); ++i) {
+      uint32_t a, b;
+      std::memcpy(&a, &fast[i], 4);
+      std::memcpy(&b, &portable[i], 4);
+      ASSERT_EQ(a, b) << "widen, encoding " << static_cast<int>(encoding) << ", value "
+                      << every[i];
+    }
+  }
 }
 
 // cluster.compression: float32 tensors whose name matches travel as 16-bit values, widened on

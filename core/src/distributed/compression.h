@@ -33,8 +33,12 @@ class EdgeCompression {
   std::vector<std::string> patterns_;
 };
 
+// Narrow and widen `n` elements: with AVX2 and F16C where the CPU has them (checked at run time),
+// else one element at a time. The Portable forms are always the latter; both give the same bits.
 void Narrow(WireEncoding encoding, const float* in, uint16_t* out, int64_t n);
 void Widen(WireEncoding encoding, const uint16_t* in, float* out, int64_t n);
+void NarrowPortable(WireEncoding encoding, const float* in, uint16_t* out, int64_t n);
+void WidenPortable(WireEncoding encoding, const uint16_t* in, float* out, int64_t n);
 
 // Bytes of tensors sent to other tasks by this process: as tensors, and as sent.
 struct TransferCounters {

@@ -206,12 +206,15 @@ void RemoteRendezvous::SendRemote(Transport* transport, const std::shared_ptr<Sh
                     [bytes, done](const Status& s) { done(s); });
   } else if (encoding != WireEncoding::kRaw) {
     const int64_t n = v.tensor.shape().num_elements();
-    auto narrow = std::make_shared<std::vector<uint16_t>>(n);
-    Narrow(encoding, v.tensor.data<float>(), narrow->data(), n);
+    StatusOr<Tensor> narrow = Tensor::Allocate(TransferMemory(), DT_UINT16, TensorShape({n}));
+    if (!narrow.ok()) return done(narrow.status());
+    Tensor wire = std::move(narrow).value();  // kept until the transport is done with it
+    Narrow(encoding, v.tensor.data<float>(), wire.data<uint16_t>(), n);
     SentBytes().tensor_bytes += n * sizeof(float);
     SentBytes().wire_bytes += n * sizeof(uint16_t);
-    transport->Send(peer, wire_key, meta, narrow->data(), n * sizeof(uint16_t),
-                    [narrow, done](const Status& s) { done(s); });
+    const void* data = wire.raw_data();
+    transport->Send(peer, wire_key, meta, data, n * sizeof(uint16_t),
+                    [wire, done](const Status& s) { done(s); });
   } else {
     Tensor t = v.tensor;  // keeps the buffer until the transport is done with it
     const void* data = t.raw_data();
@@ -251,7 +254,7 @@ void RemoteRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
     Value value;
     std::string strings;
     WireEncoding encoding = WireEncoding::kRaw;
-    std::vector<uint16_t> narrow;  // a compressed float32 tensor's 16-bit values
+    Tensor narrow;  // a compressed float32 tensor's 16-bit values (DT_UINT16)
   };
   auto landing = std::make_shared<Landing>();
   std::string wire_key = prefix_ + key;
@@ -297,8 +300,9 @@ void RemoteRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
                               " bytes, the message has ", bytes);
     CFX_ASSIGN_OR_RETURN(landing->value.tensor, Tensor::Allocate(TransferMemory(), type, shape));
     if (landing->encoding == WireEncoding::kRaw) return landing->value.tensor.raw_data();
-    landing->narrow.resize(shape.num_elements());
-    return static_cast<void*>(landing->narrow.data());
+    CFX_ASSIGN_OR_RETURN(landing->narrow, Tensor::Allocate(TransferMemory(), DT_UINT16,
+                                                           TensorShape({shape.num_elements()})));
+    return landing->narrow.raw_data();
   };
   std::shared_ptr<Shared> shared = shared_;
   transport_->Recv(peer, wire_key, std::move(alloc),
@@ -315,8 +319,8 @@ void RemoteRendezvous::RecvAsync(const std::string& key, DoneCallback done) {
                      }
                      Tensor& t = landing->value.tensor;
                      if (!landing->value.is_dead && landing->encoding != WireEncoding::kRaw)
-                       Widen(landing->encoding, landing->narrow.data(), t.data<float>(),
-                             t.shape().num_elements());
+                       Widen(landing->encoding, landing->narrow.data<uint16_t>(),
+                             t.data<float>(), t.shape().num_elements());
                      if (!landing->value.is_dead && t.dtype() == DT_STRING) {
                        WireReader r(landing->strings, "the strings of '" + wire_key + "'");
                        const int64_t n = t.shape().num_elements();
