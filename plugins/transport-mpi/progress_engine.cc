@@ -22,8 +22,9 @@ sdk::Status ProgressEngine::Start(std::function<sdk::Status()> init) {
   std::promise<sdk::Status> started;
   std::future<sdk::Status> result = started.get_future();
   thread_ = std::thread([this, init = std::move(init), started = std::move(started)]() mutable {
-    pthread_setname_np(pthread_self(), "cfx-mpi-poll");
     sdk::Status s = init();
+    // Named after MPI_Init, whose own threads would otherwise take the name too.
+    pthread_setname_np(pthread_self(), "cfx-mpi-poll");
     const bool ok = s.ok();
     started.set_value(std::move(s));
     if (ok) Loop();
@@ -103,12 +104,15 @@ void ProgressEngine::Stop(std::chrono::milliseconds drain, Work finish) {
   {
     // MPI_Finalize waits for every rank: with one of them dead it never returns. Past the
     // drain and kFinishLimit the job is ended with MPI_Abort instead of hanging this process.
+    // kFinishLimit counts from the end of the drain (its deadline, or a stall).
     std::unique_lock<std::mutex> lock(mu_);
-    if (!ended_cv_.wait_for(lock, drain + kFinishLimit, [&] { return ended_; })) {
+    const bool drained = ended_cv_.wait_for(lock, drain + kFinishLimit,
+                                            [&] { return finishing_ || ended_; });
+    if (!drained || !ended_cv_.wait_for(lock, kFinishLimit, [&] { return ended_; })) {
       std::fprintf(stderr,
-                   "conflux transport-mpi: MPI did not shut down within %lld ms (has a rank of "
-                   "the job died?): aborting the MPI job\n",
-                   static_cast<long long>((drain + kFinishLimit).count()));
+                   "conflux transport-mpi: MPI did not shut down within %lld ms of the end of "
+                   "the drain (has a rank of the job died?): aborting the MPI job\n",
+                   static_cast<long long>(kFinishLimit.count()));
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   }
@@ -186,8 +190,10 @@ void ProgressEngine::Loop() {
       }
       // Collectives still in flight at shutdown were abandoned by their steps (a member may be
       // dead): they are not waited for.
+      // Nor are requests that stopped moving (their peer is gone: MPI never completes them).
       if (draining && posted_.empty() && incoming_.empty() &&
-          (requests_.size() <= spin_requests_.load() || now >= deadline))
+          (requests_.size() <= spin_requests_.load() || now >= deadline ||
+           (!active && now - last_activity > kDrainStall)))
         break;
     }
     // Sleeps up to `d`, or until work is posted or Stop is called.
@@ -215,6 +221,11 @@ void ProgressEngine::Loop() {
     wait(sleep);
     sleep = std::min(sleep * 2, std::chrono::duration_cast<std::chrono::microseconds>(kMaxSleep));
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finishing_ = true;
+  }
+  ended_cv_.notify_all();
   AbandonRequests();
 }
 

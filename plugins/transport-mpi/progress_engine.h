@@ -41,6 +41,8 @@ class ProgressEngine {
   static constexpr std::chrono::milliseconds kPendingSpinLimit{20};
   static constexpr std::chrono::microseconds kMaxSleep{1000};
   static constexpr std::chrono::microseconds kQuietPoll{1000};
+  // Stop's drain ends early when no request completed and nothing arrived for this long.
+  static constexpr std::chrono::milliseconds kDrainStall{1000};
   // How long Stop waits for MPI to finalize after the drain before it aborts the MPI job.
   static constexpr std::chrono::milliseconds kFinishLimit{3000};
 
@@ -76,7 +78,8 @@ class ProgressEngine {
   void SetPoller(std::function<bool()> poll) { poller_ = std::move(poll); }
 
   // Ends the thread: posted work runs, then requests in flight (but those of collectives) get up
-  // to `drain` to complete (the poller still runs, so that a peer's messages are taken), then
+  // to `drain` to complete, or until none moved for kDrainStall (a dead peer's never do; the
+  // poller still runs, so that a peer's messages are taken), then
   // those left are cancelled and freed, `finish` runs (MPI_Finalize), and their completions run
   // with kAbandoned; when that has not ended kFinishLimit after the drain, MPI_Abort ends the
   // job. Blocks; not from the progress thread.
@@ -97,7 +100,8 @@ class ProgressEngine {
   std::deque<Work> posted_;                                   // guarded by mu_
   std::vector<std::pair<MPI_Request, Completion>> incoming_;  // guarded by mu_
   bool stopping_ = false;                                     // guarded by mu_
-  bool ended_ = false;  // the thread finished; guarded by mu_
+  bool finishing_ = false;  // the drain is over; guarded by mu_
+  bool ended_ = false;      // the thread finished; guarded by mu_
   std::condition_variable ended_cv_;
   std::chrono::milliseconds drain_{0};                        // guarded by mu_
   Work finish_;                                               // guarded by mu_

@@ -7,7 +7,10 @@
 #     --enable-recovery, mpirun's own status is 0 whatever the ranks did: the chief's error
 #     message is what shows the failure);
 #  4. the same command again must resume from the latest checkpoint, its first loss near the
-#     last one before the kill (not the ~2.3 of a fresh model).
+#     last one before the kill (not the ~2.3 of a fresh model);
+#  5. once more, killing the chief (rank 0) instead: the worker must see its chief's end on the
+#     liveness link and exit, and mpirun must end.
+# Ends are noticed by the liveness links (the error says so), not by the heartbeat timeout.
 #
 #   kill_and_resume.sh MPIEXEC FASHION_MNIST CONFIG WORKDIR
 set -euo pipefail
@@ -30,13 +33,16 @@ for _ in $(seq 1200); do
 done
 [ -f "$logdir/checkpoint" ] || { echo "no checkpoint after 120 s"; exit 1; }
 sleep 2
-# Rank 1's process: the fashion_mnist child of this mpirun whose environment says rank 1.
-worker=""
-for pid in $(pgrep -f -- "$exe --config $config --logdir $logdir"); do
-  if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-    worker=$pid
-  fi
-done
+# pid_of_rank R: the fashion_mnist child of this mpirun whose environment says rank R.
+pid_of_rank() {
+  for pid in $(pgrep -f -- "$exe --config $config --logdir $logdir"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      echo "$pid"
+      return
+    fi
+  done
+}
+worker=$(pid_of_rank 1)
 [ -n "$worker" ] || { echo "rank 1 not found"; exit 1; }
 killed_at=$(date +%s.%N)
 kill -9 "$worker"
@@ -49,6 +55,8 @@ echo "killed rank 1 (pid $worker); the job ended" \
 cat "$work/first.err" | tr '\r' '\n' | tail -5
 grep -q "^fashion_mnist: UNAVAILABLE: .*task /job:worker/replica:0/task:1 .*taken for dead" \
   "$work/first.err" || { echo "the chief did not fail naming the dead task"; exit 1; }
+grep -q "task:1 .*ended: its liveness link closed" "$work/first.err" || {
+  echo "the worker's end was not noticed by its liveness link"; exit 1; }
 saved=$(sed -n 's/^model_checkpoint_path: ".*model.ckpt-\([0-9]*\)"$/\1/p' "$logdir/checkpoint")
 echo "latest checkpoint: step $saved"
 
@@ -63,3 +71,23 @@ first=$(sed -n "s/^step $((saved + 1)): loss \([0-9.]*\)$/\1/p" "$work/second.ou
 awk -v l="$first" 'BEGIN { exit !(l < 2.0) }' || {
   echo "the loss after resuming ($first) is a fresh model's"; exit 1; }
 echo "resumed at step $((saved + 1)) with loss $first"
+
+run --steps 100000 >"$work/third.out" 2>"$work/third.err" &
+launcher=$!
+for _ in $(seq 1200); do
+  grep -q "^resuming from" "$work/third.out" && break
+  kill -0 $launcher 2>/dev/null || { cat "$work/third.out" "$work/third.err"; exit 1; }
+  sleep 0.1
+done
+sleep 2
+chief=$(pid_of_rank 0)
+[ -n "$chief" ] || { echo "rank 0 not found"; exit 1; }
+killed_at=$(date +%s.%N)
+kill -9 "$chief"
+wait $launcher || true
+ended_at=$(date +%s.%N)
+echo "killed rank 0 (pid $chief); the job ended" \
+  "$(awk -v a="$killed_at" -v b="$ended_at" 'BEGIN { printf "%.2f", b - a }') s later"
+grep -q "the chief /job:worker/replica:0/task:0 .*ended: its liveness link closed.*this worker exits" \
+  "$work/third.err" || { tr '\r' '\n' <"$work/third.err" | tail -5
+  echo "the worker did not notice its chief's end"; exit 1; }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 
+#include "distributed/liveness.h"
 #include "distributed/wire.h"
 #include "util/log.h"
 
@@ -11,6 +12,7 @@ namespace cfx::internal {
 
 namespace {
 const char* const kReplyKinds[] = {"open", "reg", "run", "pong"};
+const char* const kLivenessKey = "liveness";
 std::string ReplyKey(int kind, int rank, const std::string& rest) {
   return std::string(kReplyKinds[kind]) + ";" + std::to_string(rank) + ";" + rest;
 }
@@ -41,6 +43,14 @@ struct ProcessGroup::Health {
   bool stop = false;
   std::vector<std::chrono::steady_clock::time_point> last_seen;  // by rank
   std::vector<Status> dead;                                      // by rank; OK = alive
+  std::vector<bool> ended;  // by rank: its process ended (its liveness link closed)
+};
+
+// The process's liveness links; `closed` once the group ends (a late invitation is ignored).
+struct ProcessGroup::Liveness {
+  std::mutex mu;
+  std::unique_ptr<LivenessLinks> links;
+  bool closed = false;
 };
 
 ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<ClusterTask> tasks,
@@ -56,6 +66,34 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<Clu
   health_ = std::make_shared<Health>();
   health_->last_seen.assign(tasks_.size(), std::chrono::steady_clock::now());
   health_->dead.assign(tasks_.size(), Status());
+  health_->ended.assign(tasks_.size(), false);
+  liveness_ = std::make_shared<Liveness>();
+}
+
+void ProcessGroup::TakeForDead(int rank, const Status& why, bool ended) {
+  {
+    std::lock_guard<std::mutex> lock(health_->mu);
+    if (ended) health_->ended[rank] = true;
+    if (!health_->dead[rank].ok()) return;
+    health_->dead[rank] = why;
+  }
+  LogMessage(LogLevel::kError, why.ToString());
+  // Whatever waits for the task's answers (steps, registrations) gets the error now.
+  for (const std::string& prefix : ReplyPrefixes(rank)) transport_->AbortPrefix(prefix, why);
+}
+
+void ProcessGroup::WatchChief(std::function<void()> chief_ended) {
+  std::shared_ptr<Liveness> liveness = liveness_;
+  const int rank = rank_, chief = chief_;
+  transport_->RecvBytes(
+      chief_, kLivenessKey,
+      [liveness, rank, chief, chief_ended](const Status& s, std::string invitation) {
+        if (!s.ok()) return;
+        std::lock_guard<std::mutex> lock(liveness->mu);
+        if (liveness->closed) return;
+        liveness->links =
+            LivenessLinks::Connect(invitation, rank, chief, [chief_ended](int) { chief_ended(); });
+      });
 }
 
 Status ProcessGroup::TaskHealth(int rank) const {
@@ -66,6 +104,22 @@ Status ProcessGroup::TaskHealth(int rank) const {
 void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   if (!is_chief() || interval_ms <= 0 || heartbeat_thread_.joinable() || size() < 2) return;
   std::shared_ptr<Health> health = health_;
+  // The liveness links notice a worker process that ended at once; the pings, one that hangs.
+  StatusOr<std::unique_ptr<LivenessLinks>> links = LivenessLinks::Listen([this](int r) {
+    if (r < 0 || r >= size() || r == rank_) return;
+    TakeForDead(r, errors::Unavailable("task ", names_[r], " (", transport_->DescribePeer(r),
+                                       ") ended: its liveness link closed without a goodbye "
+                                       "(the process exited or was killed): it is taken for dead"),
+                /*ended=*/true);
+  });
+  if (links.ok()) {
+    for (int r = 0; r < size(); ++r)
+      if (r != rank_) transport_->SendBytes(r, kLivenessKey, (*links)->Invitation(), [](const Status&) {});
+    std::lock_guard<std::mutex> lock(liveness_->mu);
+    liveness_->links = std::move(links).value();
+  } else {
+    LogMessage(LogLevel::kWarning, links.status().ToString() + "; tasks that end are noticed by heartbeats only");
+  }
   heartbeat_thread_ = std::thread([this, health, interval_ms, timeout_ms] {
     using Clock = std::chrono::steady_clock;
     int64_t seq = 0;
@@ -75,30 +129,26 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
     }
     std::unique_lock<std::mutex> lock(health->mu);
     while (!health->stop) {
-      std::vector<int> ping, died;
+      std::vector<int> ping;
+      std::vector<std::pair<int, Status>> died;
       const Clock::time_point now = Clock::now();
       for (int r = 0; r < size(); ++r) {
         if (r == rank_ || !health->dead[r].ok()) continue;
         const auto silent =
             std::chrono::duration_cast<std::chrono::milliseconds>(now - health->last_seen[r]);
         if (silent.count() > timeout_ms) {
-          health->dead[r] = errors::Unavailable(
-              "task ", names_[r], " (", transport_->DescribePeer(r), ") did not answer for ",
-              silent.count(), " ms (cluster.heartbeat.timeout is ", timeout_ms,
-              " ms): it is taken for dead");
-          died.push_back(r);
+          died.emplace_back(r, errors::Unavailable(
+                                   "task ", names_[r], " (", transport_->DescribePeer(r),
+                                   ") did not answer for ", silent.count(),
+                                   " ms (cluster.heartbeat.timeout is ", timeout_ms,
+                                   " ms): it is taken for dead"));
         } else {
           ping.push_back(r);
         }
       }
       ++seq;
       lock.unlock();
-      for (int r : died) {
-        const Status why = TaskHealth(r);
-        LogMessage(LogLevel::kError, why.ToString());
-        // Whatever waits for the task's answers (steps, registrations) gets the error now.
-        for (const std::string& prefix : ReplyPrefixes(r)) transport_->AbortPrefix(prefix, why);
-      }
+      for (const auto& [r, why] : died) TakeForDead(r, why, /*ended=*/false);
       for (int r : ping) {
         transport_->RecvBytes(r, PingReplyKey(r, 0, seq),
                               [health, r](const Status& s, std::string) {
@@ -118,6 +168,12 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
 }
 
 ProcessGroup::~ProcessGroup() {
+  {
+    // Goodbye on every liveness link first: the exits that follow are not deaths.
+    std::lock_guard<std::mutex> lock(liveness_->mu);
+    liveness_->closed = true;
+    liveness_->links.reset();
+  }
   if (heartbeat_thread_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(health_->mu);
@@ -128,8 +184,15 @@ ProcessGroup::~ProcessGroup() {
   }
   if (is_chief()) {
     for (int r = 0; r < size(); ++r) {
-      if (r == rank_) continue;
-      // A task taken for dead may have been only paused: it is told too, without waiting.
+      bool ended;
+      {
+        std::lock_guard<std::mutex> lock(health_->mu);
+        ended = health_->ended[r];
+      }
+      // A process that ended is not told (the message would wait for it until the transport's
+      // shutdown timeout); a task taken for dead may have been only paused: it is told too,
+      // without waiting.
+      if (r == rank_ || ended) continue;
       Status s = SendControl(r, ControlType::kExit, "", /*wait=*/TaskHealth(r).ok());
       if (!s.ok())
         LogMessage(LogLevel::kWarning, "telling " + names_[r] + " to exit: " + s.ToString());

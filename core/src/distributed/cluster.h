@@ -64,6 +64,9 @@ class ProcessGroup {
   // OK while `rank` answers; once it stopped answering, Unavailable naming the task (for good:
   // a task that came back is not taken back).
   Status TaskHealth(int rank) const;
+  // Worker: watches the chief's liveness link (liveness.h), once the chief's StartHeartbeats
+  // sent its invitation; `chief_ended` runs when the chief's process ended.
+  void WatchChief(std::function<void()> chief_ended);
 
   // Chief: sends a control message to a worker (keys "ctl;<seq>" in order per worker). With
   // `wait`, returns once the transport has sent it; without, at once (errors are logged): for
@@ -92,6 +95,11 @@ class ProcessGroup {
   std::vector<int64_t> next_seq_;  // chief: per worker; worker: [0] = the next to receive
   struct Health;
   std::shared_ptr<Health> health_;
+  // From then on, steps and replies that need `rank` fail with `why` (once per rank); `ended`
+  // when its process is known to have ended.
+  void TakeForDead(int rank, const Status& why, bool ended);
+  struct Liveness;
+  std::shared_ptr<Liveness> liveness_;
   std::thread heartbeat_thread_;
   std::atomic<int64_t> next_step_id_{1};
   std::atomic<int64_t> next_runtime_id_{1};

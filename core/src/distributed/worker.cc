@@ -277,6 +277,16 @@ Status ServeWorker(ProcessGroup* group, const Config& own_config,
   ChiefWatch watch(group, own_config.cluster.heartbeat_interval_ms > 0
                               ? own_config.cluster.heartbeat_timeout_ms
                               : 0);
+  if (own_config.cluster.heartbeat_interval_ms > 0) {
+    group->WatchChief([group, self] {
+      const int chief = group->chief();
+      LogMessage(LogLevel::kError, "task " + self + ": the chief " + group->task_name(chief) +
+                                       " (" + group->transport()->DescribePeer(chief) +
+                                       ") ended: its liveness link closed without a goodbye; "
+                                       "this worker exits");
+      std::_Exit(1);
+    });
+  }
   for (;;) {
     ControlType type;
     std::string body;
