@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "conflux/sdk.h"
+#include "conflux/sdk/basic_kernels.h"
 #include "conflux/sdk/shape_rules.h"
 #include "kernels/kernels.h"
 #include "opencl_runtime.h"
@@ -20,13 +21,7 @@ constexpr cfx_dtype kTypes[] = {CFX_FLOAT, CFX_INT32, CFX_BOOL};
 class ConstKernel {
  public:
   sdk::Status Init(const sdk::KernelInit& init) {
-    CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("value", &value_));
-    cfx_dtype dtype;
-    CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("dtype", &dtype));
-    if (value_.view().dtype() != dtype)
-      return sdk::InvalidArgument("attr 'value' is a ", sdk::DTypeName(value_.view().dtype()),
-                                  " tensor but attr 'dtype' is ", sdk::DTypeName(dtype));
-    return sdk::Status();
+    return sdk::ReadConstValue(init.attrs(), &value_);
   }
   sdk::Status Compute(sdk::KernelContext& ctx) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -51,11 +46,6 @@ class ConstKernel {
   std::mutex mu_;
   sdk::TensorRef value_;         // host
   sdk::TensorRef device_value_;  // on the device once uploaded
-};
-
-class IdentityKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) { return ctx.SetOutput(0, ctx.input(0)); }
 };
 
 // A host int32/int64 vector (or scalar when allow_scalar) input as int64 values.
@@ -202,7 +192,7 @@ void RegisterAsync(sdk::Plugin& p, const char* op, std::initializer_list<const c
 
 void RegisterBasicKernels(sdk::Plugin& p) {
   RegisterSync<ConstKernel>(p, "Const", {}, "dtype");
-  RegisterSync<IdentityKernel>(p, "Identity");
+  RegisterSync<sdk::IdentityKernel>(p, "Identity");
   RegisterSync<ReshapeKernel>(p, "Reshape", {"shape"});
   RegisterSync<ExpandDimsKernel>(p, "ExpandDims", {"dim"});
   RegisterSync<SqueezeKernel>(p, "Squeeze");
