@@ -46,11 +46,11 @@ class CallbackThread {
   // Runs fn on the thread after what is already queued; `expected`: the Post that an Expect
   // announced.
   void Post(std::function<void()> fn, bool expected) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(fn));
-      if (expected) --expected_;
-    }
+    // Notifies under the lock: once an announced Post has released it, the destructor may run,
+    // and Post touches nothing of the object after that.
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
+    if (expected) --expected_;
     cv_.notify_all();
   }
 
