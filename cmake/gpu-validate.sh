@@ -56,12 +56,13 @@ ctest --test-dir "$build" --output-on-failure \
   || status=1
 if [ "$has_gpu" = 1 ]; then
   # With a GPU present nothing of it may skip: run the binaries and look.
-  for run in "cuda_test --gtest_filter=Gpu*:Bfc*:CudaConfig*" \
-             "conformance_test --gtest_filter=Devices/*GPU*"; do
-    out=$("$build/bin/"$run 2>&1) || status=1
+  for run in "cuda_test Gpu*:Bfc*:CudaConfig*" "conformance_test Devices/*GPU*"; do
+    binary=${run%% *}
+    filter=${run#* }
+    out=$("$build/bin/$binary" "--gtest_filter=$filter" 2>&1) || status=1
     echo "$out" | tail -5
     if echo "$out" | grep -q "SKIPPED"; then
-      echo "gpu-validate: $run skipped tests on a machine with a GPU" >&2
+      echo "gpu-validate: $binary --gtest_filter=$filter skipped tests on a machine with a GPU" >&2
       status=1
     fi
   done

@@ -32,21 +32,19 @@ namespace {
 
 struct PendingCompletion {
   cfx_device* dev;
-  cudaStream_t stream;
   std::function<void(const sdk::Status&)> fn;
 };
 
-// A stream's host function: CUDA forbids CUDA calls here, so it only hands off to the callback
-// thread, which reads the stream's error state (a failed kernel leaves it on every later call).
-void CUDART_CB OnStreamReached(void* arg) {
+// A stream callback. CUDA runs it exactly once, also after a device error (with that error), but
+// forbids CUDA calls and waits that may depend on other work inside it; so it only hands off to
+// the callback thread. (cudaLaunchHostFunc would not run at all after a device error, leaving
+// the host waiting.)
+void CUDART_CB OnStreamReached(cudaStream_t, cudaError_t status, void* arg) {
   auto* p = static_cast<PendingCompletion*>(arg);
   p->dev->callbacks->Post(
-      [p] {
+      [p, status] {
         std::unique_ptr<PendingCompletion> owned(p);
-        const cudaError_t err = cudaStreamQuery(owned->stream);
-        owned->fn(err == cudaSuccess || err == cudaErrorNotReady
-                      ? sdk::Status()
-                      : CudaCheck(err, owned->dev->name, "work on the stream"));
+        owned->fn(CudaCheck(status, owned->dev->name, "work on the stream"));
       },
       /*expected=*/true);
 }
@@ -56,13 +54,13 @@ void CUDART_CB OnStreamReached(void* arg) {
 sdk::Status WhenComplete(cfx_device* dev, cudaStream_t stream,
                          std::function<void(const sdk::Status&)> fn) {
   CFX_SDK_RETURN_IF_ERROR(DeviceScope(dev));
-  auto* pending = new PendingCompletion{dev, stream, std::move(fn)};
+  auto* pending = new PendingCompletion{dev, std::move(fn)};
   dev->callbacks->Expect();
-  const cudaError_t err = cudaLaunchHostFunc(stream, &OnStreamReached, pending);
+  const cudaError_t err = cudaStreamAddCallback(stream, &OnStreamReached, pending, 0);
   if (err != cudaSuccess) {
     dev->callbacks->Post([] {}, /*expected=*/true);  // nothing will post: undo the Expect
     delete pending;
-    return CudaCheck(err, dev->name, "cudaLaunchHostFunc");
+    return CudaCheck(err, dev->name, "cudaStreamAddCallback");
   }
   return sdk::Status();
 }
@@ -91,16 +89,17 @@ sdk::Result<BlasHandle*> BlasFor(cfx_device* dev, cudaStream_t stream) {
   auto it = dev->blas.find(stream);
   if (it != dev->blas.end()) return it->second.get();
   auto h = std::make_unique<BlasHandle>();
-  CFX_SDK_ASSIGN_OR_RETURN(h->workspace, dev->memory->Allocate(kBlasWorkspaceBytes));
-  sdk::Status s = BlasCheck(cublasCreate(&h->handle), dev->name, "cublasCreate");
-  if (!s.ok()) {
-    dev->memory->Free(h->workspace);
-    return s;
-  }
-  s = BlasCheck(cublasSetStream(h->handle, stream), dev->name, "cublasSetStream");
-  if (s.ok())
+  CFX_SDK_RETURN_IF_ERROR(BlasCheck(cublasCreate(&h->handle), dev->name, "cublasCreate"));
+  sdk::Status s = BlasCheck(cublasSetStream(h->handle, stream), dev->name, "cublasSetStream");
+  // The workspace comes from the pool when it has room; otherwise cuBLAS uses its own default.
+  auto workspace = dev->memory->Allocate(kBlasWorkspaceBytes);
+  if (s.ok() && workspace.ok()) {
+    h->workspace = *workspace;
     s = BlasCheck(cublasSetWorkspace(h->handle, h->workspace, kBlasWorkspaceBytes), dev->name,
                   "cublasSetWorkspace");
+  } else if (workspace.ok()) {
+    dev->memory->Free(*workspace);
+  }
   if (!s.ok()) {
     cublasDestroy(h->handle);
     dev->memory->Free(h->workspace);

@@ -182,20 +182,6 @@ void Deallocate(cfx_device* dev, cfx_memory_kind kind, void* ptr, size_t) {
 char* At(void* base, size_t offset) { return static_cast<char*>(base) + offset; }
 const char* At(const void* base, size_t offset) { return static_cast<const char*>(base) + offset; }
 
-void CUDART_CB FreeStaging(void* arg);
-
-struct Staging {
-  BfcAllocator* pool;
-  void* buffer;
-};
-
-void CUDART_CB FreeStaging(void* arg) {
-  // No CUDA call: BfcAllocator::Free only updates the pool's books.
-  auto* s = static_cast<Staging*>(arg);
-  s->pool->Free(s->buffer);
-  delete s;
-}
-
 sdk::Status CopyToDevice(cfx_device* dev, cudaStream_t stream, void* dst, const void* src,
                          size_t bytes) {
   CFX_SDK_RETURN_IF_ERROR(DeviceScope(dev));
@@ -206,10 +192,16 @@ sdk::Status CopyToDevice(cfx_device* dev, cudaStream_t stream, void* dst, const 
       std::memcpy(*staging, src, bytes);
       sdk::Status s = CudaCheck(
           cudaMemcpyAsync(dst, *staging, bytes, cudaMemcpyHostToDevice, stream), dev->name, what);
+      // The staging buffer goes back once the copy has run, on the callback thread: a stream
+      // callback must not wait for the pool's lock, which a thread in cudaFreeHost may hold.
+      BfcAllocator* pool = dev->pinned.get();
+      void* buffer = *staging;
       if (s.ok())
-        s = CudaCheck(
-            cudaLaunchHostFunc(stream, &FreeStaging, new Staging{dev->pinned.get(), *staging}),
-            dev->name, "cudaLaunchHostFunc");
+        s = WhenComplete(dev, stream, [pool, buffer](const sdk::Status&) { pool->Free(buffer); });
+      if (!s.ok()) {
+        cudaStreamSynchronize(stream);
+        pool->Free(buffer);
+      }
       return s;
     }
   }

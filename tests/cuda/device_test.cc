@@ -136,10 +136,6 @@ TEST(GpuDevice, CopiesWithOffsetsOnStreamsOrderedByEvents) {
   f->stream_synchronize(h, work, &s);
   ASSERT_TRUE(s.status.ok()) << s.status;
   for (size_t i = 0; i < m; ++i) ASSERT_EQ(back[i], src[200 + i]) << i;
-  // A copy past the end of a buffer is an error naming the device and the call, not a crash.
-  f->copy_device_to_host(h, work, back.data(), b, 0, n * 4 + (size_t{1} << 30), &s);
-  EXPECT_FALSE(s.status.ok());
-  EXPECT_NE(s.status.message().find("GPU:0: cudaMemcpyAsync"), std::string::npos) << s.status;
   f->event_destroy(h, uploaded);
   f->stream_destroy(h, up);
   f->stream_destroy(h, work);

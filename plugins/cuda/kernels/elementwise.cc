@@ -2,10 +2,9 @@
 // Cast. The device code is in elementwise.cu; here inputs are checked and broadcasts planned.
 #include <string>
 
-#include "conflux/sdk/data_format.h"
 #include "cuda_common.h"
+#include "kernels/elementwise_plan.h"
 #include "kernels/kernels.h"
-#include "kernels/launch.h"
 
 namespace cfx::cuda {
 namespace {
@@ -15,30 +14,16 @@ namespace {
 sdk::Status EnqueueBinary(sdk::KernelContext& ctx, BinaryFn fn, const std::string& op,
                           const sdk::Shape& y_shape, sdk::AsyncDone done) {
   const sdk::Tensor x = ctx.input(0), y = ctx.input(1);
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::BroadcastPlan plan,
-                           sdk::PlanBroadcast({{"x", x.shape()}, {"y", y_shape}}));
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor z,
-                           ctx.ForwardOrAllocateOutput({0, 1}, 0, plan.output_shape));
-  if (plan.num_elements == 0) {
+  CFX_SDK_ASSIGN_OR_RETURN(BinaryBroadcast b, PlanBinary(x.shape(), y_shape, op));
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor z, ctx.ForwardOrAllocateOutput({0, 1}, 0, b.output_shape));
+  if (b.num_elements == 0) {
     done();
     return sdk::Status();
   }
-  if (plan.dims.size() > static_cast<size_t>(kMaxBroadcastDims))
-    return sdk::Unimplemented(op, " on GPU: broadcasting ", sdk::ShapeString(x.shape()), " and ",
-                              sdk::ShapeString(y_shape), " needs ", plan.dims.size(),
-                              " dimensions after merging; at most ", kMaxBroadcastDims,
-                              " are supported");
-  BroadcastIndex index;
-  index.rank = static_cast<int32_t>(plan.dims.size());
-  for (int d = 0; d < index.rank; ++d) {
-    index.dims[d] = plan.dims[d];
-    index.strides[0][d] = plan.strides[0][d];
-    index.strides[1][d] = plan.strides[1][d];
-  }
   CFX_SDK_RETURN_IF_ERROR(DeviceScope(ctx.device()));
   CFX_SDK_RETURN_IF_ERROR(
-      CudaCheck(LaunchBinary(fn, x.data<float>(), y.data<float>(), z.data<float>(), index,
-                             plan.num_elements, Stream(ctx)),
+      CudaCheck(LaunchBinary(fn, x.data<float>(), y.data<float>(), z.data<float>(), b.index,
+                             b.num_elements, Stream(ctx)),
                 ctx.device()->name, "launch of the kernel of " + op));
   return CompleteAsync(ctx, done);
 }
@@ -97,18 +82,8 @@ class BiasAddKernel {
     return sdk::ReadDataFormat(init.attrs(), &format_);
   }
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
-    const sdk::Shape value = ctx.input(0).shape(), bias = ctx.input(1).shape();
-    const int rank = static_cast<int>(value.size());
-    CFX_SDK_RETURN_IF_ERROR(sdk::CheckChanneledRank(rank, sdk::ShapeString(value), "value"));
-    const int channel_dim = sdk::ChannelDim(format_, rank);
-    if (bias.size() != 1 || bias[0] != value[channel_dim])
-      return sdk::InvalidArgument("bias must be a vector of the ", value[channel_dim],
-                                  " channels of value ", sdk::ShapeString(value), " (data_format ",
-                                  sdk::FormatName(format_), "), got shape ",
-                                  sdk::ShapeString(bias));
-    // The bias broadcasts along every dim after the channels: shape [C, 1, ..., 1].
-    sdk::Shape bias_shape(static_cast<size_t>(rank - channel_dim), 1);
-    bias_shape[0] = bias[0];
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Shape bias_shape,
+                             BiasShape(ctx.input(0).shape(), ctx.input(1).shape(), format_));
     return EnqueueBinary(ctx, BinaryFn::kAdd, "BiasAdd", bias_shape, done);
   }
 

@@ -88,13 +88,8 @@ __global__ void BinaryBroadcastKernel(BinaryFn fn, const float* x, const float* 
                                       BroadcastIndex index, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    int64_t rest = i, ox = 0, oy = 0;
-    for (int d = index.rank - 1; d >= 0; --d) {
-      const int64_t coord = rest % index.dims[d];
-      rest /= index.dims[d];
-      ox += coord * index.strides[0][d];
-      oy += coord * index.strides[1][d];
-    }
+    int64_t ox, oy;
+    BroadcastOffsets(index, i, &ox, &oy);
     z[i] = ApplyBinary(fn, x[ox], y[oy]);
   }
 }

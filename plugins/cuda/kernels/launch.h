@@ -13,6 +13,12 @@ namespace cfx::cuda {
 
 inline constexpr int kMaxBroadcastDims = 8;
 
+#if defined(__CUDACC__)
+#define CFX_HOST_DEVICE __host__ __device__
+#else
+#define CFX_HOST_DEVICE
+#endif
+
 // The output's collapsed dims, row-major, and each operand's element stride along each (0 where
 // it broadcasts), as sdk::PlanBroadcast makes them. Passed to the kernel by value.
 struct BroadcastIndex {
@@ -20,6 +26,21 @@ struct BroadcastIndex {
   int64_t dims[kMaxBroadcastDims] = {};
   int64_t strides[2][kMaxBroadcastDims] = {};
 };
+
+// The element offsets into the two operands of output element i (the device kernels' index
+// arithmetic, also compiled for the host so that tests check it).
+CFX_HOST_DEVICE inline void BroadcastOffsets(const BroadcastIndex& index, int64_t i, int64_t* x,
+                                             int64_t* y) {
+  int64_t rest = i, ox = 0, oy = 0;
+  for (int d = index.rank - 1; d >= 0; --d) {
+    const int64_t coord = rest % index.dims[d];
+    rest /= index.dims[d];
+    ox += coord * index.strides[0][d];
+    oy += coord * index.strides[1][d];
+  }
+  *x = ox;
+  *y = oy;
+}
 
 enum class UnaryFn : int32_t {
   kNeg,
