@@ -1,11 +1,12 @@
-// Const, Identity and Fill on CUDA. Const uploads its value once (on the compute stream, so every
-// consumer runs after the copy) and hands out that device buffer every step; Identity shares its
-// input's buffer; Fill writes its host-memory scalar over a new tensor.
+// Const, Identity, Reshape, ExpandDims, Squeeze and Fill on CUDA. Const uploads its value once (on
+// the compute stream, so every consumer runs after the copy) and hands out that device buffer
+// every step; Identity and the shape ops share their input's buffer (the SDK's kernels); Fill
+// writes its host-memory scalar over a new tensor.
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "conflux/sdk/basic_kernels.h"
-#include "conflux/sdk/shape_rules.h"
 #include "cuda_common.h"
 #include "kernels/kernels.h"
 #include "kernels/launch.h"
@@ -48,19 +49,9 @@ class ConstKernel {
 class FillKernel {
  public:
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
-    const sdk::Tensor dims_in = ctx.input(0), value = ctx.input(1);
-    if (dims_in.rank() != 1)
-      return sdk::InvalidArgument("dims must be a vector, got shape ",
-                                  sdk::ShapeString(dims_in.shape()));
-    if (value.rank() != 0)
-      return sdk::InvalidArgument("value must be a scalar, got shape ",
-                                  sdk::ShapeString(value.shape()));
-    sdk::Shape dims(static_cast<size_t>(dims_in.num_elements()));
-    for (size_t i = 0; i < dims.size(); ++i)
-      dims[i] =
-          dims_in.dtype() == CFX_INT64 ? dims_in.data<int64_t>()[i] : dims_in.data<int32_t>()[i];
-    const std::string bad = shape_rules::CheckNonNegative(dims, "dims");
-    if (!bad.empty()) return sdk::InvalidArgument(bad);
+    std::vector<int64_t> dims;
+    sdk::Tensor value;
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadFillInputs(ctx, &dims, &value));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, dims));
     const int64_t n = out.num_elements();
     if (n == 0) {
@@ -91,6 +82,15 @@ void RegisterBasicKernels(sdk::Plugin& p) {
   for (cfx_dtype t : kTypes) {
     p.Kernel<ConstKernel>("Const", kDeviceType).TypeConstraint("dtype", t);
     p.Kernel<sdk::IdentityKernel>("Identity", kDeviceType).TypeConstraint("T", t).Inexpensive();
+    p.Kernel<sdk::ReshapeKernel>("Reshape", kDeviceType)
+        .TypeConstraint("T", t)
+        .HostMemory("shape")
+        .Inexpensive();
+    p.Kernel<sdk::ExpandDimsKernel>("ExpandDims", kDeviceType)
+        .TypeConstraint("T", t)
+        .HostMemory("dim")
+        .Inexpensive();
+    p.Kernel<sdk::SqueezeKernel>("Squeeze", kDeviceType).TypeConstraint("T", t).Inexpensive();
     p.AsyncKernel<FillKernel>("Fill", kDeviceType)
         .TypeConstraint("T", t)
         .HostMemory("dims")
