@@ -53,7 +53,6 @@ struct cfx_device {
   int ordinal = 0;                                      // the CUDA device ordinal
   std::string name;                                     // "GPU:0"
   std::string description;                              // model, compute capability, memory
-  int compute_capability = 0;                           // major * 10 + minor
   cudaStream_t default_stream = nullptr;                // for hosts that pass no stream
   std::unique_ptr<cfx::cuda::BfcAllocator> memory;      // device memory (cudaMalloc regions)
   std::unique_ptr<cfx::cuda::BfcAllocator> pinned;      // pinned host memory (cudaHostAlloc)

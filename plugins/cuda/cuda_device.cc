@@ -103,7 +103,6 @@ sdk::Result<cfx_device*> MakeDevice(const cfx_host_device_config* config) {
   CFX_SDK_RETURN_IF_ERROR(
       CudaCheck(cudaMemGetInfo(&free_bytes, &total_bytes), name, "cudaMemGetInfo"));
   const size_t limit = PoolLimit(options, total_bytes, free_bytes, config->memory_limit);
-  dev->compute_capability = prop.major * 10 + prop.minor;
   dev->description = std::string(prop.name) + ", compute capability " + std::to_string(prop.major) +
                      "." + std::to_string(prop.minor) + ", " + GiB(total_bytes) +
                      " memory (pool limit " + GiB(limit) + "), " +
@@ -122,12 +121,14 @@ sdk::Result<cfx_device*> MakeDevice(const cfx_host_device_config* config) {
 }
 
 cfx_device* CreateDevice(void*, const cfx_host_device_config* config, cfx_status* status) {
-  auto dev = MakeDevice(config);
-  if (!dev.ok()) {
+  try {
+    auto dev = MakeDevice(config);
+    if (dev.ok()) return *dev;
     dev.status().ExportTo(status);
-    return nullptr;
+  } catch (...) {  // std::bad_alloc, or std::system_error from starting the callback thread
+    sdk::internal::FromException().ExportTo(status);
   }
-  return *dev;
+  return nullptr;
 }
 
 void DestroyDevice(void*, cfx_device* dev) {
