@@ -207,7 +207,7 @@ cfx_device* CreateDevice(void*, const cfx_host_device_config* config, cfx_status
   dev->description = f.device_name + " (" + f.platform_name + ", " +
                      DeviceString(f.device, CL_DEVICE_VERSION) + "), " +
                      std::to_string(global_mem >> 20) + " MiB global memory";
-  dev->dispatcher = std::make_unique<Dispatcher>(name);
+  dev->dispatcher = std::make_unique<sdk::CallbackThread>();
   dev->programs = std::make_unique<ProgramCache>(dev->context, dev->id, name);
   return dev.release();
 }

@@ -63,53 +63,6 @@ void Log(cfx_log_level level, const std::string& message) {
   if (sdk::Host().core->log != nullptr) sdk::Host().core->log(level, message.c_str());
 }
 
-// ---- Dispatcher -------------------------------------------------------------------------------
-
-Dispatcher::Dispatcher(std::string) : thread_([this] { Loop(); }) {}
-
-Dispatcher::~Dispatcher() {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return expected_ == 0; });
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void Dispatcher::Expect() {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++expected_;
-}
-
-void Dispatcher::Post(std::function<void()> fn, bool expected) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back([this, fn = std::move(fn), expected] {
-      fn();
-      if (expected) {
-        std::lock_guard<std::mutex> l(mu_);
-        --expected_;
-      }
-    });
-  }
-  cv_.notify_all();
-}
-
-void Dispatcher::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and drained
-    std::function<void()> fn = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    fn();
-    lock.lock();
-    cv_.notify_all();  // the destructor waits for expected_ to reach 0
-  }
-}
-
 // ---- Completion -------------------------------------------------------------------------------
 
 namespace {

@@ -37,10 +37,8 @@
 #endif
 #include <CL/cl.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -48,11 +46,11 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "conflux/sdk.h"
 #include "conflux/sdk/broadcast_plan.h"
+#include "conflux/sdk/callback_thread.h"
 
 namespace cfx::ocl {
 
@@ -62,28 +60,6 @@ inline constexpr const char* kDeviceType = "OPENCL";
 std::string ClErrorName(cl_int err);
 // INTERNAL (RESOURCE_EXHAUSTED for out-of-memory codes): "<where>: <what> failed: <CL name>".
 sdk::Status ClError(cl_int err, const std::string& where, const std::string& what);
-
-// Runs completion callbacks on a thread of its own. OpenCL forbids blocking calls inside event
-// callbacks, and a kernel's continuation may block (it runs the executor's next nodes), so the
-// event callback only posts here.
-class Dispatcher {
- public:
-  explicit Dispatcher(std::string name);
-  ~Dispatcher();  // waits for every expected callback, runs what is queued, joins
-  // Announces a callback that will Post later (the destructor waits for it).
-  void Expect();
-  // Runs fn on the dispatcher thread; `expected`: the Post that an Expect announced.
-  void Post(std::function<void()> fn, bool expected);
-
- private:
-  void Loop();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  int64_t expected_ = 0;
-  bool stop_ = false;
-  std::thread thread_;
-};
 
 // One kernel function of a built program. Argument setting and enqueueing happen under `mu`
 // (cl_kernel objects are not thread-safe; arguments are captured at enqueue time).
@@ -138,7 +114,7 @@ struct cfx_device {
   cl_command_queue queue = nullptr;  // the default stream
   uint64_t max_alloc = 0;            // CL_DEVICE_MAX_MEM_ALLOC_SIZE
   size_t work_group = 64;            // the work-group size of 1-D element-wise launches
-  std::unique_ptr<cfx::ocl::Dispatcher> dispatcher;
+  std::unique_ptr<cfx::sdk::CallbackThread> dispatcher;  // runs completions
   std::unique_ptr<cfx::ocl::ProgramCache> programs;
 };
 

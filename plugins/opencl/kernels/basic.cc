@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "conflux/sdk.h"
-#include "conflux/sdk/shape_rules.h"
+#include "conflux/sdk/basic_kernels.h"
 #include "kernels/kernels.h"
 #include "opencl_runtime.h"
 
@@ -20,13 +20,7 @@ constexpr cfx_dtype kTypes[] = {CFX_FLOAT, CFX_INT32, CFX_BOOL};
 class ConstKernel {
  public:
   sdk::Status Init(const sdk::KernelInit& init) {
-    CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("value", &value_));
-    cfx_dtype dtype;
-    CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("dtype", &dtype));
-    if (value_.view().dtype() != dtype)
-      return sdk::InvalidArgument("attr 'value' is a ", sdk::DTypeName(value_.view().dtype()),
-                                  " tensor but attr 'dtype' is ", sdk::DTypeName(dtype));
-    return sdk::Status();
+    return sdk::ReadConstValue(init.attrs(), &value_);
   }
   sdk::Status Compute(sdk::KernelContext& ctx) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -53,75 +47,6 @@ class ConstKernel {
   sdk::TensorRef device_value_;  // on the device once uploaded
 };
 
-class IdentityKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) { return ctx.SetOutput(0, ctx.input(0)); }
-};
-
-// A host int32/int64 vector (or scalar when allow_scalar) input as int64 values.
-sdk::Status ReadIndexInput(const sdk::KernelContext& ctx, int i, const char* what,
-                           bool allow_scalar, std::vector<int64_t>* out) {
-  sdk::Tensor t = ctx.input(i);
-  if (t.rank() > 1 || (t.rank() == 0 && !allow_scalar))
-    return sdk::InvalidArgument(what, " must be a ", allow_scalar ? "scalar or " : "",
-                                "vector, got shape ", sdk::ShapeString(t.shape()));
-  const int64_t n = t.num_elements();
-  out->resize(static_cast<size_t>(n));
-  if (t.dtype() == CFX_INT32) {
-    for (int64_t k = 0; k < n; ++k) (*out)[k] = t.data<int32_t>()[k];
-  } else if (t.dtype() == CFX_INT64) {
-    for (int64_t k = 0; k < n; ++k) (*out)[k] = t.data<int64_t>()[k];
-  } else {
-    return sdk::InvalidArgument(what, " must be int32 or int64, got ", sdk::DTypeName(t.dtype()));
-  }
-  return sdk::Status();
-}
-
-sdk::Status RuleStatus(const std::string& error) {
-  return error.empty() ? sdk::Status() : sdk::InvalidArgument(error);
-}
-
-class ReshapeKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    std::vector<int64_t> requested, out;
-    CFX_SDK_RETURN_IF_ERROR(ReadIndexInput(ctx, 1, "shape", false, &requested));
-    CFX_SDK_RETURN_IF_ERROR(
-        RuleStatus(shape_rules::ReshapeShape(ctx.input(0).shape(), requested, &out)));
-    return ctx.SetOutputReshaped(0, ctx.input(0), out);
-  }
-};
-
-class ExpandDimsKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    std::vector<int64_t> axis, out;
-    CFX_SDK_RETURN_IF_ERROR(ReadIndexInput(ctx, 1, "dim", true, &axis));
-    if (axis.size() != 1)
-      return sdk::InvalidArgument("dim must hold exactly one value, got ", axis.size());
-    CFX_SDK_RETURN_IF_ERROR(
-        RuleStatus(shape_rules::ExpandDimsShape(ctx.input(0).shape(), axis[0], &out)));
-    return ctx.SetOutputReshaped(0, ctx.input(0), out);
-  }
-};
-
-class SqueezeKernel {
- public:
-  sdk::Status Init(const sdk::KernelInit& init) {
-    return init.attrs().GetOr("squeeze_dims", &squeeze_dims_, std::vector<int64_t>{});
-  }
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    std::vector<int64_t> out;
-    bool rank_unknown = false;
-    CFX_SDK_RETURN_IF_ERROR(RuleStatus(
-        shape_rules::SqueezeShape(ctx.input(0).shape(), squeeze_dims_, &out, &rank_unknown)));
-    return ctx.SetOutputReshaped(0, ctx.input(0), out);
-  }
-
- private:
-  std::vector<int64_t> squeeze_dims_;
-};
-
 // Fills output 0 (of `shape`) with copies of `elem_size` bytes at `value`, then completes.
 sdk::Status FillOutput(sdk::KernelContext& ctx, sdk::AsyncDone done, const sdk::Shape& shape,
                        const void* value, size_t elem_size) {
@@ -139,12 +64,8 @@ class FillKernel {
  public:
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
     std::vector<int64_t> dims;
-    CFX_SDK_RETURN_IF_ERROR(ReadIndexInput(ctx, 0, "dims", false, &dims));
-    CFX_SDK_RETURN_IF_ERROR(RuleStatus(shape_rules::CheckNonNegative(dims, "dims")));
-    sdk::Tensor value = ctx.input(1);
-    if (value.rank() != 0)
-      return sdk::InvalidArgument("value must be a scalar, got shape ",
-                                  sdk::ShapeString(value.shape()));
+    sdk::Tensor value;
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadFillInputs(ctx, &dims, &value));
     return FillOutput(ctx, done, dims, value.raw_data(), sdk::DTypeSize(value.dtype()));
   }
 };
@@ -202,10 +123,10 @@ void RegisterAsync(sdk::Plugin& p, const char* op, std::initializer_list<const c
 
 void RegisterBasicKernels(sdk::Plugin& p) {
   RegisterSync<ConstKernel>(p, "Const", {}, "dtype");
-  RegisterSync<IdentityKernel>(p, "Identity");
-  RegisterSync<ReshapeKernel>(p, "Reshape", {"shape"});
-  RegisterSync<ExpandDimsKernel>(p, "ExpandDims", {"dim"});
-  RegisterSync<SqueezeKernel>(p, "Squeeze");
+  RegisterSync<sdk::IdentityKernel>(p, "Identity");
+  RegisterSync<sdk::ReshapeKernel>(p, "Reshape", {"shape"});
+  RegisterSync<sdk::ExpandDimsKernel>(p, "ExpandDims", {"dim"});
+  RegisterSync<sdk::SqueezeKernel>(p, "Squeeze");
   RegisterAsync<FillKernel>(p, "Fill", {"dims", "value"});
   RegisterAsync<FillLikeKernel<false>>(p, "ZerosLike");
   RegisterAsync<FillLikeKernel<true>>(p, "OnesLike");

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the CUDA plugin with its tests on a GPU machine and runs them: the plugin's unit and
+# device tests (tests/cuda) and the kernel conformance suite, which runs every GPU kernel against
+# the CPU. Fails when a test fails, and when a GPU test skipped although the machine has a GPU.
+#
+#   cmake/gpu-validate.sh [DEPS]
+#
+# DEPS: the deps/ prefix that cmake/gpu-bundle.sh packed (Debian's packages unpacked), for a
+# machine without them; omit it where the packages of cmake/install-deps.sh are installed.
+# Environment: CONFLUX_GPU_BUILD (build folder, default <src>/build-gpu), CUDA_ARCH (CMake
+# CUDA architectures, default 90), JOBS (default: all cores).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+deps=${1:-}
+build=${CONFLUX_GPU_BUILD:-$src/build-gpu}
+args=()
+if [ -n "$deps" ]; then
+  deps=$(cd "$deps" && pwd)
+  arch=x86_64-linux-gnu
+  lib=$deps/usr/lib/$arch
+  boost_dir=$(ls -d "$lib"/cmake/Boost-* | head -1)
+  boost_version=${boost_dir##*/Boost-}
+  # zlib lives in lib/, the rest in usr/lib/ (protoc runs during the build and needs both).
+  export LD_LIBRARY_PATH=$lib:$deps/lib/$arch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  args=(-DCMAKE_PREFIX_PATH="$deps/usr" -DCMAKE_LIBRARY_ARCHITECTURE=$arch
+        -DBoost_DIR="$boost_dir"
+        -Dboost_headers_DIR="$lib/cmake/boost_headers-$boost_version"
+        -Dboost_filesystem_DIR="$lib/cmake/boost_filesystem-$boost_version"
+        -DGTest_DIR="$lib/cmake/GTest" -Ddnnl_DIR="$lib/cmake/dnnl"
+        -Dyaml-cpp_DIR="$lib/cmake/yaml-cpp" -DEigen3_DIR="$deps/usr/share/eigen3/cmake"
+        -DProtobuf_INCLUDE_DIR="$deps/usr/include" -DProtobuf_LIBRARY="$lib/libprotobuf.so"
+        -DProtobuf_PROTOC_LIBRARY="$lib/libprotoc.so"
+        -DProtobuf_PROTOC_EXECUTABLE="$deps/usr/bin/protoc"
+        -DZLIB_INCLUDE_DIR="$deps/usr/include" -DZLIB_LIBRARY="$lib/libz.so"
+        -DOpenCL_INCLUDE_DIR="$deps/usr/include" -DOpenCL_LIBRARY="$lib/libOpenCL.so")
+fi
+
+echo "gpu-validate: GPUs: $(nvidia-smi -L 2>/dev/null || echo 'nvidia-smi not found')"
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCONFLUX_WITH_CUDA=ON \
+  -DCONFLUX_WITH_MPI=OFF -DCONFLUX_WITH_OPENCL=OFF -DCONFLUX_BUILD_BENCH=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" "${args[@]}"
+cmake --build "$build" -j"${JOBS:-$(nproc)}" --target conflux_cuda cuda_test conformance_test conflux_cli
+test -f "$build/lib/conflux/plugins/libconflux_cuda.so" || {
+  echo "gpu-validate: the CUDA plugin was not built (is nvcc on PATH?)" >&2
+  exit 1
+}
+
+CONFLUX_PLUGIN_PATH="$build/lib/conflux/plugins" \
+  "$build/bin/conflux" plugins --config "$src/config/examples/cuda.yaml" | tee "$build/gpu-plugins.txt"
+has_gpu=0
+grep -q "device:GPU:0" "$build/gpu-plugins.txt" && has_gpu=1
+
+status=0
+ctest --test-dir "$build" --output-on-failure \
+  -R '^(BfcAllocator|GpuOptions|CudaNoGpu|CudaConfig|GpuDevice|GpuSession|cuda\.no_gpu|Devices/KernelConformance)' \
+  || status=1
+if [ "$has_gpu" = 1 ]; then
+  # With a GPU present nothing of it may skip: run the binaries and look.
+  for run in "cuda_test Gpu*:Bfc*:CudaConfig*" "conformance_test Devices/*GPU*"; do
+    binary=${run%% *}
+    filter=${run#* }
+    out=$("$build/bin/$binary" "--gtest_filter=$filter" 2>&1) || status=1
+    echo "$out" | tail -5
+    if echo "$out" | grep -q "SKIPPED"; then
+      echo "gpu-validate: $binary --gtest_filter=$filter skipped tests on a machine with a GPU" >&2
+      status=1
+    fi
+  done
+else
+  echo "gpu-validate: no GPU device was created (see the plugin listing above): GPU tests skipped" >&2
+  status=1
+fi
+[ "$status" = 0 ] && echo "gpu-validate: all CUDA tests passed on $(nvidia-smi -L 2>/dev/null | head -1)"
+exit "$status"
