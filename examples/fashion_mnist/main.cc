@@ -20,7 +20,8 @@
 // With a cluster config (`mpirun -n 2 build/bin/fashion_mnist --config
 // config/examples/cluster-2.yaml`) it trains data-parallel: one replica of the model per task of
 // job "worker", each on its share of every batch (--batch is the global batch), gradients averaged
-// by all-reduce (DistributedOptimizer), the same variables on every task.
+// by all-reduce (DistributedOptimizer), the same variables on every task. At the end it prints
+// the bytes of tensors sent to the other task, and on the wire (cluster.compression).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -343,6 +344,11 @@ int Run(const Flags& flags) {
       !(s = (*writer)->Flush()).ok())
     return Fail(s);
   std::printf("TensorBoard log %s\n", (*writer)->path().c_str());
+  if (rt->cluster() != nullptr) {
+    const cfx::Runtime::TransferStats sent = cfx::Runtime::SentToOtherTasks();
+    std::printf("sent to other tasks: %.1f MB of tensors as %.1f MB on the wire\n",
+                sent.tensor_bytes / 1e6, sent.wire_bytes / 1e6);
+  }
   if (flags.expect_loss_drop > 0) {
     const size_t k = std::min<size_t>(10, losses.size() / 2);
     for (size_t i = 0; i < k; ++i) {

@@ -67,7 +67,7 @@ cluster:
   step_timeout: 30s
   heartbeat: {interval: 250ms, timeout: 2m}
   fusion_bytes: 1.5MiB
-  compression: {mode: truncate16, edges: ["*/grad*:0", "w:0"]}
+  compression: {mode: truncate16, edges: ["*/grad*:0", "w:0"], min_bytes: 64KiB}
 )");
   const ClusterConfig& c = config.cluster;
   EXPECT_TRUE(c.enabled);
@@ -92,6 +92,7 @@ cluster:
   EXPECT_EQ(c.fusion_bytes, 3ll << 19);
   EXPECT_EQ(c.compression, "truncate16");
   EXPECT_EQ(c.compression_edges, (std::vector<std::string>{"*/grad*:0", "w:0"}));
+  EXPECT_EQ(c.compression_min_bytes, 64 << 10);
   EXPECT_EQ(c.num_tasks(), 3);
   EXPECT_EQ(RankTable(c), (std::vector<std::string>{"0 worker:1 (chief)", "1 ps:0", "2 worker:0"}));
 }
@@ -109,6 +110,7 @@ TEST(ClusterConfig, Defaults) {
   EXPECT_EQ(c.fusion_bytes, 4ll << 20);
   EXPECT_EQ(c.compression, "none");
   EXPECT_TRUE(c.compression_edges.empty());
+  EXPECT_EQ(c.compression_min_bytes, 4096);
   EXPECT_EQ(RankTable(c), (std::vector<std::string>{"0 worker:0 (chief)"}));
 }
 

@@ -337,6 +337,28 @@ TEST(RemoteRendezvous, CompressionVectorCodeEqualsPortable) {
   }
 }
 
+// cluster.compression.min_bytes: a float32 tensor below it travels exactly (Adam's epsilon of
+// 1e-8 would become 0 in half), one at it is narrowed.
+TEST(RemoteRendezvous, CompressionLeavesSmallTensorsExact) {
+  ClusterConfig cluster;
+  cluster.compression = "half";
+  internal::EdgeCompression compression(cluster);  // min_bytes: the default, 4 KiB
+  Pair p;
+  RemoteRendezvous sender{&p.t0, 7, 0, RankOf, [](int r) { return "task " + std::to_string(r); },
+                          [](const Status&) {}, &compression};
+  for (int64_t n : {int64_t{1}, int64_t{1023}, int64_t{1024}}) {
+    const std::vector<float> x(n, 1e-8f);
+    const uint64_t wire_before = internal::SentBytes().wire_bytes;
+    const std::string name = "epsilon" + std::to_string(n) + ":0";
+    ASSERT_TRUE(sender.Send(Key(name), {test::MakeVector<float>(x), nullptr, false}).ok());
+    const bool narrowed = n * 4 >= cluster.compression_min_bytes;
+    EXPECT_EQ(internal::SentBytes().wire_bytes - wire_before, n * (narrowed ? 2 : 4)) << n;
+    auto got = Receive(p.r1, Key(name));
+    ASSERT_TRUE(got.first.ok()) << got.first;
+    EXPECT_EQ(test::Values<float>(got.second.tensor)[0], narrowed ? 0.0f : 1e-8f) << n;
+  }
+}
+
 // cluster.compression: float32 tensors whose name matches travel as 16-bit values, widened on
 // receipt; other dtypes and names travel exactly.
 TEST(RemoteRendezvous, CompressionNarrowsSelectedFloatTensors) {
@@ -347,6 +369,7 @@ TEST(RemoteRendezvous, CompressionNarrowsSelectedFloatTensors) {
     ClusterConfig cluster;
     cluster.compression = mode;
     cluster.compression_edges = {"grad*:0"};
+    cluster.compression_min_bytes = 0;  // the 8 values here are below the default
     internal::EdgeCompression compression(cluster);
     Pair p;
     RemoteRendezvous sender{&p.t0, 7, 0, RankOf, [](int r) { return "task " + std::to_string(r); },

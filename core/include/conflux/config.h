@@ -74,6 +74,10 @@ struct ClusterConfig {
   // patterns on the tensor's name ("node:port"); empty = every float32 tensor.
   std::string compression = "none";
   std::vector<std::string> compression_edges;
+  // Tensors (and all-reduce buckets) of fewer bytes travel exactly: hyperparameters, losses and
+  // other small values, where there is no bandwidth to save and 16 bits may lose them (half
+  // flushes Adam's epsilon of 1e-8 to zero).
+  int64_t compression_min_bytes = 4096;
   std::string source;  // "file:line" of `cluster:`
 
   int num_tasks() const;

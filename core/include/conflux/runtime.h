@@ -82,6 +82,14 @@ class Runtime {
   // Every device of the cluster: this process's (devices()) and the other tasks'. Nothing runs on
   // the other tasks' devices in this process; placement and partitioning use them.
   std::vector<Device*> cluster_devices() const;
+  // Tensors this process has sent to other tasks so far: their bytes, and the bytes that went on
+  // the wire (fewer where cluster.compression narrowed float32 tensors to 16 bits). Collectives
+  // are not counted.
+  struct TransferStats {
+    uint64_t tensor_bytes = 0;
+    uint64_t wire_bytes = 0;
+  };
+  static TransferStats SentToOtherTasks();
 
  private:
   explicit Runtime(Config config);

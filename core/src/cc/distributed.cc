@@ -58,6 +58,7 @@ DataParallel::DataParallel(const Scope& root, const std::string& job) : root_(ro
   fusion_bytes_ = cluster->fusion_bytes;
   if (cluster->compression == "truncate16") wire_dtype_ = DT_BFLOAT16;
   if (cluster->compression == "half") wire_dtype_ = DT_HALF;
+  wire_min_bytes_ = cluster->compression_min_bytes;
   devices_ = JobTasks(root, *cluster, job, "DataParallel");
   if (devices_.empty()) devices_.push_back("");
 }
@@ -148,11 +149,11 @@ std::vector<std::vector<Output>> DistributedOptimizer::AllReduce(
     bucket_bytes += bytes;
   }
   std::vector<std::vector<Output>> out(n, std::vector<Output>(count));
-  // The mean of one tensor over the replicas; float32 travels as wire_dtype when the cluster
-  // compresses (cluster.compression).
-  auto mean = [&](const Scope& s, const Output& x, int32_t instance) {
+  // The mean of one tensor of `bytes` over the replicas; float32 travels as wire_dtype when the
+  // cluster compresses (cluster.compression) and the tensor is not too small for it.
+  auto mean = [&](const Scope& s, const Output& x, int32_t instance, int64_t bytes) {
     const DataType wire = dp_.wire_dtype();
-    if (wire == DT_FLOAT || BaseType(x.type()) != DT_FLOAT)
+    if (wire == DT_FLOAT || BaseType(x.type()) != DT_FLOAT || bytes < dp_.wire_min_bytes())
       return ops::CollectiveReduceV2(s, x, n, dp_.group_key(), instance, {}, "Add", "Div");
     Output narrow = ops::CollectiveReduceV2(s, ops::Cast(s, x, wire), n, dp_.group_key(),
                                            instance, {}, "Add", "Div");
@@ -160,15 +161,18 @@ std::vector<std::vector<Output>> DistributedOptimizer::AllReduce(
   };
   for (const std::vector<size_t>& bucket : buckets) {
     const int32_t instance = next_instance_++;
+    int64_t bucket_bytes = 0;
+    for (size_t k : bucket)
+      bucket_bytes += elements[k] * static_cast<int64_t>(DataTypeSize(BaseType(vars[k].type())));
     for (int r = 0; r < n; ++r) {
       Scope s = dp_.ReplicaScope(r).NewSubScope("allreduce");
       if (bucket.size() == 1) {
-        out[r][bucket[0]] = mean(s, grads[r][bucket[0]], instance);
+        out[r][bucket[0]] = mean(s, grads[r][bucket[0]], instance, bucket_bytes);
         continue;
       }
       InputList flat;
       for (size_t k : bucket) flat.push_back(ops::Reshape(s, grads[r][k], {-1}));
-      Output fused = mean(s, ops::ConcatV2(s, flat, 0), instance);
+      Output fused = mean(s, ops::ConcatV2(s, flat, 0), instance, bucket_bytes);
       int64_t offset = 0;
       for (size_t k : bucket) {
         Output part = ops::Slice(s, fused, {offset}, {elements[k]});

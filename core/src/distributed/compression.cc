@@ -18,10 +18,13 @@ EdgeCompression::EdgeCompression(const ClusterConfig& cluster)
     : mode_(cluster.compression == "truncate16" ? WireEncoding::kTruncated16
             : cluster.compression == "half"     ? WireEncoding::kHalf
                                                 : WireEncoding::kRaw),
+      min_bytes_(cluster.compression_min_bytes),
       patterns_(cluster.compression_edges) {}
 
-WireEncoding EdgeCompression::For(std::string_view tensor_name, DataType dtype) const {
-  if (mode_ == WireEncoding::kRaw || dtype != DT_FLOAT) return WireEncoding::kRaw;
+WireEncoding EdgeCompression::For(std::string_view tensor_name, DataType dtype,
+                                  int64_t bytes) const {
+  if (mode_ == WireEncoding::kRaw || dtype != DT_FLOAT || bytes < min_bytes_)
+    return WireEncoding::kRaw;
   if (patterns_.empty()) return mode_;
   const std::string name(tensor_name);
   for (const std::string& p : patterns_)

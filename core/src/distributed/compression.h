@@ -25,11 +25,12 @@ class EdgeCompression {
  public:
   EdgeCompression() = default;
   explicit EdgeCompression(const ClusterConfig& cluster);
-  // The encoding of a tensor named `tensor_name` ("node:port") of `dtype`.
-  WireEncoding For(std::string_view tensor_name, DataType dtype) const;
+  // The encoding of a tensor named `tensor_name` ("node:port") of `dtype` and `bytes`.
+  WireEncoding For(std::string_view tensor_name, DataType dtype, int64_t bytes) const;
 
  private:
   WireEncoding mode_ = WireEncoding::kRaw;
+  int64_t min_bytes_ = 0;
   std::vector<std::string> patterns_;
 };
 

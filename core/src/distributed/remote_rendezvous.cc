@@ -165,9 +165,12 @@ Status RemoteRendezvous::Send(const std::string& key, Value value) {
   std::string peer_name = peer_name_(peer);
   std::string_view tensor_name;
   SplitRendezvousKey(key, &src, &dst, &tensor_name);
-  const WireEncoding encoding = compression_ == nullptr
-                                    ? WireEncoding::kRaw
-                                    : compression_->For(tensor_name, value.tensor.dtype());
+  const WireEncoding encoding =
+      compression_ == nullptr
+          ? WireEncoding::kRaw
+          : compression_->For(tensor_name, value.tensor.dtype(),
+                              value.tensor.shape().num_elements() *
+                                  static_cast<int64_t>(DataTypeSize(value.tensor.dtype())));
   if (value.is_dead || value.device == nullptr || value.device->host_addressable()) {
     SendRemote(transport_, shared_, peer, wire_key, peer_name, encoding, value);
     return Status();

@@ -580,9 +580,10 @@ class Parser {
     });
   }
 
-  // `cluster.compression`: {mode: none|truncate16|half, edges: [glob, ...]}.
+  // `cluster.compression`: {mode: none|truncate16|half, edges: [glob, ...], min_bytes: size}.
   Status ParseCompression(const Located& at, ClusterConfig* cluster) const {
-    return ForEachEntry(at, {"mode", "edges"}, [&](const Entry& e) -> Status {
+    return ForEachEntry(at, {"mode", "edges", "min_bytes"}, [&](const Entry& e) -> Status {
+      if (e.key == "min_bytes") return QuantityOf(e.value, kSize, &cluster->compression_min_bytes);
       if (e.key == "edges") {
         return ForEachItem(e.value, [&](const Located& item) -> Status {
           CFX_ASSIGN_OR_RETURN(std::string pattern,

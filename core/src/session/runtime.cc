@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "distributed/cluster.h"
+#include "distributed/compression.h"
 #include "distributed/worker.h"
 #include "kernels/builtin.h"
 #include "plugin/abi_types.h"
@@ -289,6 +290,11 @@ StatusOr<Device*> Runtime::FindDevice(const std::string& spec) const {
 std::string Runtime::task_name() const {
   return cluster_ == nullptr ? std::string()
                              : "/job:" + job_ + "/replica:0/task:" + std::to_string(task_);
+}
+
+Runtime::TransferStats Runtime::SentToOtherTasks() {
+  const internal::TransferCounters& sent = internal::SentBytes();
+  return {sent.tensor_bytes.load(), sent.wire_bytes.load()};
 }
 
 std::vector<Device*> Runtime::cluster_devices() const {

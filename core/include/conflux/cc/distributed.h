@@ -56,6 +56,8 @@ class DataParallel {
   // DT_FLOAT, or the 16-bit type float32 gradients travel as (cluster.compression: truncate16
   // gives DT_BFLOAT16, half DT_HALF).
   DataType wire_dtype() const { return wire_dtype_; }
+  // Gradients (buckets) of fewer bytes are all-reduced as float32 (cluster.compression.min_bytes).
+  int64_t wire_min_bytes() const { return wire_min_bytes_; }
   const Scope& root() const { return root_; }
 
  private:
@@ -64,6 +66,7 @@ class DataParallel {
   int32_t group_key_ = 0;
   int64_t fusion_bytes_ = 0;
   DataType wire_dtype_ = DT_FLOAT;
+  int64_t wire_min_bytes_ = 0;
 };
 
 class DistributedOptimizer {
