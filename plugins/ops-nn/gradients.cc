@@ -108,7 +108,7 @@ sdk::GradNode& PoolAttrs(sdk::GradNode& n) {
 sdk::Status MaxPoolGrad(GradientBuilder& g) {
   sdk::GradNode dx = g.Op("MaxPoolGrad");
   dx.Input(g.input(0)).Input(g.output(0)).Input(g.grad(0));
-  g.SetInputGrad(0, PoolAttrs(dx).Finish());
+  g.SetInputGrad(0, PoolAttrs(dx).CopyAttr("explicit_paddings").Finish());
   return g.status();
 }
 

@@ -84,6 +84,16 @@ std::vector<NnCase> Cases() {
        [](const Scope& s, const X& x) {
          return ops::MaxPool(s, x[0], {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
        }, kF / 10, kFBound},
+      // Windows that reach into uneven explicit padding on every side.
+      {"MaxPoolExplicitPadding", {[] {
+         Tensor t(DT_FLOAT, TensorShape({1, 4, 4, 2}));
+         for (int i = 0; i < 32; ++i) t.at<float>(i) = 0.1f * static_cast<float>((i * 13) % 32);
+         return t;
+       }()},
+       [](const Scope& s, const X& x) {
+         return ops::MaxPool(s, x[0], {1, 3, 3, 1}, {1, 2, 2, 1}, "EXPLICIT",
+                             ops::MaxPoolAttrs().ExplicitPaddings({0, 0, 1, 2, 2, 0, 0, 0}));
+       }, kF / 10, kFBound},
       {"AvgPoolSame", {Random(DT_FLOAT, {1, 5, 5, 2}, -1, 1, 9)},
        [](const Scope& s, const X& x) {
          return ops::AvgPool(s, x[0], {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME");

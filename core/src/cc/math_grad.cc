@@ -174,6 +174,21 @@ void RegisterMathGradients(GradientRegistry* r) {
                                        ops::ZerosLike(s, dy)));
   });
 
+  // Sign is flat where it is defined; Round and Rint have no gradient (TensorFlow's rules).
+  Unary(r, "Sign", [](const Scope& s, const Operation& op, const Output&) {
+    return ops::ZerosLike(s, op.input(0));
+  });
+  // d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2); erfc's is its negation.
+  auto erf_slope = [](const Scope& s, const Operation& op, const Output& dy) {
+    Output x = op.input(0);
+    return ops::Mul(s, dy, ops::Mul(s, ops::Exp(s, ops::Neg(s, ops::Square(s, x))),
+                                    1.1283791670955126));
+  };
+  Unary(r, "Erf", erf_slope);
+  Unary(r, "Erfc", [erf_slope](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Neg(s, erf_slope(s, op, dy));
+  });
+
   (void)r->Register("MatMul", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
     *dx = MatMulGrads(s, op.input(0), op.input(1), dy[0], BoolAttr(op, "transpose_a"),
                       BoolAttr(op, "transpose_b"));
@@ -215,7 +230,7 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "ArgMax", "ArgMin",
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
-                         "BroadcastGradientArgs", "InvertPermutation"})
+                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint"})
     r->RegisterNoGradient(op);
 }
 
