@@ -84,6 +84,16 @@ std::vector<NnCase> Cases() {
        [](const Scope& s, const X& x) {
          return ops::MaxPool(s, x[0], {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
        }, kF / 10, kFBound},
+      // Values away from the kink at 0, so that no step crosses it.
+      {"LeakyRelu", {[] {
+         Tensor t(DT_FLOAT, TensorShape({2, 3}));
+         const float v[] = {-0.9f, 0.4f, -0.3f, 0.7f, 0.2f, -0.6f};
+         for (int i = 0; i < 6; ++i) t.at<float>(i) = v[i];
+         return t;
+       }()},
+       [](const Scope& s, const X& x) {
+         return ops::LeakyRelu(s, x[0], ops::LeakyReluAttrs().Alpha(0.3f));
+       }, kF, kFBound},
       // Windows that reach into uneven explicit padding on every side.
       {"MaxPoolExplicitPadding", {[] {
          Tensor t(DT_FLOAT, TensorShape({1, 4, 4, 2}));
