@@ -92,6 +92,15 @@ std::vector<Case> Cases() {
       {"Relu", {m23}, [](const Scope& s, const X& x) { return ops::Relu(s, x[0]); }},
       {"Abs", {m23}, [](const Scope& s, const X& x) { return ops::Abs(s, x[0]); }},
       {"Sign", {m23}, [](const Scope& s, const X& x) { return ops::Sign(s, x[0]); }},
+      {"EnsureShape", {m23},
+       [](const Scope& s, const X& x) {
+         return ops::Square(s, ops::EnsureShape(s, x[0], PartialTensorShape({-1, 3})));
+       }},
+      {"IdentityN", {m23, p23},
+       [](const Scope& s, const X& x) {
+         auto both = ops::IdentityN(s, {x[0], x[1]});
+         return ops::Mul(s, both.output[0], both.output[1]);
+       }},
       {"Erf", {m23}, [](const Scope& s, const X& x) { return ops::Erf(s, x[0]); }},
       {"Erfc", {m23}, [](const Scope& s, const X& x) { return ops::Erfc(s, x[0]); }},
       {"MatMul", {m23, m32}, [](const Scope& s, const X& x) { return ops::MatMul(s, x[0], x[1]); }},
@@ -194,8 +203,9 @@ TEST(StandardGradients, LogicalReductionsHaveNoGradient) {
   for (const char* op : {"All", "Any"}) EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 
-TEST(StandardGradients, RoundingHasNoGradient) {
-  for (const char* op : {"Round", "Rint"}) EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
+TEST(StandardGradients, RoundingAndClassifyingHaveNoGradient) {
+  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf"})
+    EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 
 TEST(AddSymbolicGradients, StopGradientCutsThePath) {

@@ -402,6 +402,10 @@ std::map<std::string, OpEntry> BuildTable() {
       },
       kExact, ""};
   t["Identity"] = Unary(any, kExact);
+  t["EnsureShape"] =
+      Unary(any, kExact, {{"shape", AttrValue::Shape(PartialTensorShape::UnknownRank())}});
+  t["IdentityN"] = Skip("a list of inputs of any types, forwarded (tests/kernels/basic_test.cc)");
+  for (const char* op : {"IsFinite", "IsNan", "IsInf"}) t[op] = Unary(any, kExact);
   t["ZerosLike"] = Unary(any, kExact);
   t["OnesLike"] = Unary(any, kExact);
   t["Shape"] = Unary(any, kExact);

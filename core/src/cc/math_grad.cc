@@ -133,6 +133,11 @@ void RegisterMathGradients(GradientRegistry* r) {
 
   Unary(r, "Neg", [](const Scope& s, const Operation&, const Output& dy) { return ops::Neg(s, dy); });
   Unary(r, "Identity", [](const Scope&, const Operation&, const Output& dy) { return dy; });
+  Unary(r, "EnsureShape", [](const Scope&, const Operation&, const Output& dy) { return dy; });
+  (void)r->Register("IdentityN", [](const Scope& s, const Operation&, const Grads& dy, Grads* dx) {
+    *dx = dy;
+    return s.status();
+  });
   Unary(r, "Square", [](const Scope& s, const Operation& op, const Output& dy) {
     return ops::Mul(s, dy, ops::Mul(s, op.input(0), 2.0f));
   });
@@ -230,7 +235,8 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "ArgMax", "ArgMin",
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
-                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint"})
+                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint",
+                         "IsFinite", "IsNan", "IsInf"})
     r->RegisterNoGradient(op);
 }
 

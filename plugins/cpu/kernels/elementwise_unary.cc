@@ -50,6 +50,9 @@ using RoundFn = ElementFn<2, []<typename T>(T x) {
 }>;
 using ErfFn = ElementFn<20, [](auto x) { return std::erf(x); }>;
 using ErfcFn = ElementFn<20, [](auto x) { return std::erfc(x); }>;
+using IsFiniteFn = ElementFn<1, [](auto x) { return std::isfinite(x); }>;
+using IsNanFn = ElementFn<1, [](auto x) { return std::isnan(x); }>;
+using IsInfFn = ElementFn<1, [](auto x) { return std::isinf(x); }>;
 
 template <typename F>
 void RegisterReal(sdk::Plugin& p, const char* op) {
@@ -82,6 +85,9 @@ void RegisterUnaryMathKernels(sdk::Plugin& p) {
   RegisterFloat<RoundFn>(p, "Rint");
   RegisterFloat<ErfFn>(p, "Erf");
   RegisterFloat<ErfcFn>(p, "Erfc");
+  RegisterForTypes<UnaryTo<IsFiniteFn, bool>::template Kernel, float, double>(p, "IsFinite");
+  RegisterForTypes<UnaryTo<IsNanFn, bool>::template Kernel, float, double>(p, "IsNan");
+  RegisterForTypes<UnaryTo<IsInfFn, bool>::template Kernel, float, double>(p, "IsInf");
 }
 
 }  // namespace cfx::cpu

@@ -198,6 +198,13 @@ void RegisterUnaryMathOps(OpRegistry* r) {
                        .Summary("The error function element-wise."));
   r->RegisterOrDie(UnaryOp("Erfc", "T: {bfloat16, half, float, double}")
                        .Summary("1 - erf(x) element-wise, accurate for large x."));
+  for (const char* op : {"IsFinite", "IsNan", "IsInf"})
+    r->RegisterOrDie(OpDefBuilder(op)
+                         .Input("x: T")
+                         .Output("y: bool")
+                         .Attr("T: {bfloat16, half, float, double}")
+                         .SetShapeFn(UnchangedShape)
+                         .Summary("Whether each element is finite, NaN or infinite."));
   r->RegisterOrDie(OpDefBuilder("Relu")
                        .Input("features: T")
                        .Output("activations: T")
