@@ -4,6 +4,7 @@
 //   Selu(x)     = s * (x < 0 ? a (e^x - 1) : x)
 //                                            SeluGrad(g, y)     = y < 0 ? g * (y + s a) : g * s
 //   Softplus(x) = log(1 + e^x)               SoftplusGrad(g, x) = g / (1 + e^-x)
+//   LeakyRelu(x) = x > 0 ? x : alpha x       LeakyReluGrad(g, x) = x > 0 ? g : alpha g
 // EluGrad and SeluGrad take the forward op's *outputs* y, as in TensorFlow. Relu6 keeps NaN (like
 // Relu in the CPU plugin); Relu6Grad multiplies by the 0/1 mask as TensorFlow does, so a NaN or
 // infinite gradient outside (0, 6) gives NaN.
@@ -29,6 +30,7 @@ constexpr double kSeluScale = 1.0507009873554804934193349852946;
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 
 // ---- Element functions: Apply(x) or Apply(gradient, x); kCost in rough cycles per element.
+// A function with attrs reads them in ReadAttrs when the kernel is built.
 
 struct Relu6Fn {
   static constexpr int kCost = 2;
@@ -108,27 +110,61 @@ struct SoftplusGradFn {
   }
 };
 
+// The slope below zero is the attr alpha (TensorFlow: 0.2 by default); NaN stays NaN.
+struct LeakyReluFn {
+  static constexpr int kCost = 2;
+  float alpha = 0.2f;
+  sdk::Status ReadAttrs(const sdk::Attrs& a) { return a.Get("alpha", &alpha); }
+  template <typename T>
+  T Apply(T x) const {
+    return x > T(0) ? x : x * static_cast<T>(alpha);
+  }
+};
+
+struct LeakyReluGradFn {
+  static constexpr int kCost = 2;
+  static constexpr const char* kSecond = "features";
+  float alpha = 0.2f;
+  sdk::Status ReadAttrs(const sdk::Attrs& a) { return a.Get("alpha", &alpha); }
+  template <typename T>
+  T Apply(T g, T x) const {
+    return x > T(0) ? g : g * static_cast<T>(alpha);
+  }
+};
+
 // ---- Kernels.
+
+// Reads F's attrs, for functions that have some.
+template <typename F>
+sdk::Status ReadFnAttrs(const sdk::KernelInit& init, F* f) {
+  if constexpr (requires { f->ReadAttrs(init.attrs()); }) return f->ReadAttrs(init.attrs());
+  return sdk::Status();
+}
 
 template <typename T, typename F>
 class UnaryKernel {
  public:
+  sdk::Status Init(const sdk::KernelInit& init) { return ReadFnAttrs(init, &f_); }
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Tensor in = ctx.input(0);
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.ForwardOrAllocateOutput({0}, 0, in.shape()));
     const T* x = in.data<T>();
     T* y = out.data<T>();
     ctx.ParallelFor(in.num_elements(), F::kCost, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = F::template Apply<T>(x[i]);
+      for (int64_t i = begin; i < end; ++i) y[i] = f_.template Apply<T>(x[i]);
     });
     return sdk::Status();
   }
+
+ private:
+  F f_;
 };
 
 // Input 0 is the gradient; input 1 (F::kSecond) the forward op's features or outputs.
 template <typename T, typename F>
 class GradKernel {
  public:
+  sdk::Status Init(const sdk::KernelInit& init) { return ReadFnAttrs(init, &f_); }
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Tensor grad = ctx.input(0), second = ctx.input(1);
     const sdk::Shape shape = grad.shape();
@@ -141,10 +177,13 @@ class GradKernel {
     const T* v = second.data<T>();
     T* o = out.data<T>();
     ctx.ParallelFor(grad.num_elements(), F::kCost, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) o[i] = F::template Apply<T>(g[i], v[i]);
+      for (int64_t i = begin; i < end; ++i) o[i] = f_.template Apply<T>(g[i], v[i]);
     });
     return sdk::Status();
   }
+
+ private:
+  F f_;
 };
 
 sdk::Status SameShapeFn(sdk::ShapeContext& c) {
@@ -196,6 +235,19 @@ void RegisterActivationOps(sdk::Plugin& p) {
   DefineGrad<true>(p, "SeluGrad", floats);
   DefineUnary(p, "Softplus", floats);
   DefineGrad<false>(p, "SoftplusGrad", floats);
+  p.Op("LeakyRelu")
+      .Input("features: T")
+      .Output("activations: T")
+      .Attr("alpha: float = 0.2")
+      .Attr("T: {half, bfloat16, float, double} = DT_FLOAT")
+      .ShapeFn<&SameShapeFn>();
+  p.Op("LeakyReluGrad")
+      .Input("gradients: T")
+      .Input("features: T")
+      .Output("backprops: T")
+      .Attr("alpha: float = 0.2")
+      .Attr("T: {half, bfloat16, float, double} = DT_FLOAT")
+      .ShapeFn<&GradShapeFn<false>>();
 
   RegisterCpu<UnaryKernel, Relu6Fn, float, double, int32_t, int64_t>(p, "Relu6");
   RegisterCpu<GradKernel, Relu6GradFn, float, double, int32_t, int64_t>(p, "Relu6Grad");
@@ -205,6 +257,8 @@ void RegisterActivationOps(sdk::Plugin& p) {
   RegisterCpu<GradKernel, SeluGradFn, float, double>(p, "SeluGrad");
   RegisterCpu<UnaryKernel, SoftplusFn, float, double>(p, "Softplus");
   RegisterCpu<GradKernel, SoftplusGradFn, float, double>(p, "SoftplusGrad");
+  RegisterCpu<UnaryKernel, LeakyReluFn, float, double>(p, "LeakyRelu");
+  RegisterCpu<GradKernel, LeakyReluGradFn, float, double>(p, "LeakyReluGrad");
 }
 
 }  // namespace cfx::nn

@@ -349,7 +349,7 @@ void RegisterBatchNormOps(sdk::Plugin& p) {
       .Output("reserve_space_4: U")
       .Output("reserve_space_5: U")
       .Attr("T: {half, bfloat16, float}")
-      .Attr("U: {bfloat16, float}")
+      .Attr("U: {float}")
       .Attr("epsilon: float = 0.0001")
       .Attr(kFormats)
       .Attr("is_training: bool = true")

@@ -328,8 +328,9 @@ sdk::Status SizesShape(sdk::ShapeContext& c, int sizes_input) {
 sdk::Status BackpropInputShape(sdk::ShapeContext& c) { return SizesShape(c, 0); }
 sdk::Status BackpropFilterShape(sdk::ShapeContext& c) { return SizesShape(c, 1); }
 
-void ConvAttrs(sdk::OpBuilder& b) {
-  b.Attr("T: {half, bfloat16, float, double}")
+// TensorFlow's types: Conv2D and Conv2DBackpropInput also allow int32, the filter gradient not.
+void ConvAttrs(sdk::OpBuilder& b, bool int32 = true) {
+  b.Attr(int32 ? "T: {half, bfloat16, float, double, int32}" : "T: {half, bfloat16, float, double}")
       .Attr("strides: list(int)")
       .Attr("use_cudnn_on_gpu: bool = true")
       .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
@@ -354,7 +355,8 @@ void RegisterConvOps(sdk::Plugin& p) {
                 .Input("filter_sizes: int32")
                 .Input("out_backprop: T")
                 .Output("output: T")
-                .ShapeFn<&BackpropFilterShape>());
+                .ShapeFn<&BackpropFilterShape>(),
+            /*int32=*/false);
   p.Kernel<Conv2DKernel>("Conv2D", "CPU").TypeConstraint<float>("T");
   p.Kernel<Conv2DBackpropInputKernel>("Conv2DBackpropInput", "CPU")
       .TypeConstraint<float>("T")

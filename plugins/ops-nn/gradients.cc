@@ -56,6 +56,19 @@ sdk::Status Relu6Grad(GradientBuilder& g) { return ActivationGrad<false>(g, "Rel
 sdk::Status SoftplusGrad(GradientBuilder& g) { return ActivationGrad<false>(g, "SoftplusGrad"); }
 sdk::Status EluGrad(GradientBuilder& g) { return ActivationGrad<true>(g, "EluGrad"); }
 sdk::Status SeluGrad(GradientBuilder& g) { return ActivationGrad<true>(g, "SeluGrad"); }
+sdk::Status LeakyReluGrad(GradientBuilder& g) {
+  g.SetInputGrad(
+      0, g.Op("LeakyReluGrad").Input(g.grad(0)).Input(g.input(0)).CopyAttr("alpha").Finish());
+  return g.status();
+}
+// LeakyReluGrad is linear in its gradients input; its features only pick the slope (TensorFlow:
+// zeros for them).
+sdk::Status LeakyReluGradGrad(GradientBuilder& g) {
+  g.SetInputGrad(
+      0, g.Op("LeakyReluGrad").Input(g.grad(0)).Input(g.input(1)).CopyAttr("alpha").Finish());
+  g.SetInputGrad(1, g.Op("ZerosLike").Input(g.input(1)).Finish());
+  return g.status();
+}
 
 sdk::Status SoftmaxXentGrad(GradientBuilder& g) {
   // d features = dloss * backprop; d labels = -dloss * log_softmax(features). The gradient
@@ -108,7 +121,7 @@ sdk::GradNode& PoolAttrs(sdk::GradNode& n) {
 sdk::Status MaxPoolGrad(GradientBuilder& g) {
   sdk::GradNode dx = g.Op("MaxPoolGrad");
   dx.Input(g.input(0)).Input(g.output(0)).Input(g.grad(0));
-  g.SetInputGrad(0, PoolAttrs(dx).Finish());
+  g.SetInputGrad(0, PoolAttrs(dx).CopyAttr("explicit_paddings").Finish());
   return g.status();
 }
 
@@ -152,6 +165,8 @@ void RegisterNnGradients(sdk::Plugin& p) {
   p.Gradient<&SoftplusGrad>("Softplus");
   p.Gradient<&EluGrad>("Elu");
   p.Gradient<&SeluGrad>("Selu");
+  p.Gradient<&LeakyReluGrad>("LeakyRelu");
+  p.Gradient<&LeakyReluGradGrad>("LeakyReluGrad");
   p.Gradient<&SoftmaxXentGrad>("SoftmaxCrossEntropyWithLogits");
   p.Gradient<&SparseSoftmaxXentGrad>("SparseSoftmaxCrossEntropyWithLogits");
   p.Gradient<&L2LossGrad>("L2Loss");

@@ -9,7 +9,7 @@ namespace cfx::nn {
 
 void RegisterBiasAddOps(sdk::Plugin& p);  // BiasAdd, BiasAddGrad
 void RegisterSoftmaxOps(sdk::Plugin& p);  // Softmax, LogSoftmax
-// Relu6, Elu, Selu, Softplus and their *Grad ops.
+// Relu6, Elu, Selu, Softplus, LeakyRelu and their *Grad ops.
 void RegisterActivationOps(sdk::Plugin& p);
 // SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits, L2Loss.
 void RegisterLossOps(sdk::Plugin& p);

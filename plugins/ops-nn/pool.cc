@@ -30,9 +30,19 @@ struct PoolAttrs {
   int64_t kernel_h = 1, kernel_w = 1;
 };
 
+// With padding EXPLICIT each padding must be smaller than the window (TensorFlow's rule), so
+// that every window holds at least one element of the input.
 sdk::Status ReadPoolAttrs(const sdk::Attrs& a, PoolAttrs* p) {
   CFX_SDK_RETURN_IF_ERROR(ReadWindowAttrs(a, /*conv=*/false, &p->window));
-  return ReadNhwcList(a, "ksize", true, &p->kernel_h, &p->kernel_w);
+  CFX_SDK_RETURN_IF_ERROR(ReadNhwcList(a, "ksize", true, &p->kernel_h, &p->kernel_w));
+  if (p->window.padding != Padding::kExplicit) return sdk::Status();
+  const int64_t* pad = p->window.explicit_pad;
+  if (pad[0] >= p->kernel_h || pad[1] >= p->kernel_h || pad[2] >= p->kernel_w ||
+      pad[3] >= p->kernel_w)
+    return sdk::InvalidArgument("explicit_paddings (rows ", pad[0], ", ", pad[1], ", columns ",
+                                pad[2], ", ", pad[3], ") must be smaller than the window (",
+                                p->kernel_h, " x ", p->kernel_w, ")");
+  return sdk::Status();
 }
 
 sdk::Status MakeGeometry(const PoolAttrs& a, const sdk::Shape& input, PoolGeometry* g) {
@@ -263,12 +273,14 @@ sdk::Status AvgPoolGradShape(sdk::ShapeContext& c) {
   return sdk::Status();
 }
 
-void PoolAttrsSpec(sdk::OpBuilder& b) {
-  b.Attr("ksize: list(int) >= 4")
-      .Attr("strides: list(int) >= 4")
-      .Attr("padding: {'SAME', 'VALID'}")
-      .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-      .Attr("T: {half, bfloat16, float, double} = DT_FLOAT");
+// The window attrs of each op, TensorFlow's: max pooling also takes padding EXPLICIT.
+void WindowAttrsSpec(sdk::OpBuilder& b, bool explicit_padding) {
+  b.Attr("ksize: list(int) >= 4").Attr("strides: list(int) >= 4");
+  if (explicit_padding) {
+    b.Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}").Attr("explicit_paddings: list(int) = []");
+  } else {
+    b.Attr("padding: {'SAME', 'VALID'}");
+  }
 }
 
 template <template <typename> class K>
@@ -289,19 +301,39 @@ void RegisterPoolKernel(sdk::Plugin& p, const char* op, const char* host_arg = n
 }  // namespace
 
 void RegisterPoolOps(sdk::Plugin& p) {
-  PoolAttrsSpec(p.Op("MaxPool").Input("input: T").Output("output: T").ShapeFn<&PoolShape>());
-  PoolAttrsSpec(p.Op("MaxPoolGrad")
-                    .Input("orig_input: T")
-                    .Input("orig_output: T")
-                    .Input("grad: T")
-                    .Output("output: T")
-                    .ShapeFn<&MaxPoolGradShape>());
-  PoolAttrsSpec(p.Op("AvgPool").Input("value: T").Output("output: T").ShapeFn<&PoolShape>());
-  PoolAttrsSpec(p.Op("AvgPoolGrad")
-                    .Input("orig_input_shape: int32")
-                    .Input("grad: T")
-                    .Output("output: T")
-                    .ShapeFn<&AvgPoolGradShape>());
+  {
+    sdk::OpBuilder b = p.Op("MaxPool");
+    b.Input("input: T")
+        .Output("output: T")
+        .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
+              "qint8} = DT_FLOAT");
+    WindowAttrsSpec(b, true);
+    b.Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'").ShapeFn<&PoolShape>();
+  }
+  {
+    sdk::OpBuilder b = p.Op("MaxPoolGrad");
+    b.Input("orig_input: T").Input("orig_output: T").Input("grad: T").Output("output: T");
+    WindowAttrsSpec(b, true);
+    b.Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+        .Attr("T: realnumbertype = DT_FLOAT")
+        .ShapeFn<&MaxPoolGradShape>();
+  }
+  {
+    sdk::OpBuilder b = p.Op("AvgPool");
+    b.Input("value: T").Output("output: T");
+    WindowAttrsSpec(b, false);
+    b.Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+        .Attr("T: {half, bfloat16, float, double}")
+        .ShapeFn<&PoolShape>();
+  }
+  {
+    sdk::OpBuilder b = p.Op("AvgPoolGrad");
+    b.Input("orig_input_shape: int32").Input("grad: T").Output("output: T");
+    WindowAttrsSpec(b, false);
+    b.Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+        .Attr("T: {half, bfloat16, float, double}")
+        .ShapeFn<&AvgPoolGradShape>();
+  }
   RegisterPoolKernel<MaxPoolKernel>(p, "MaxPool");
   RegisterPoolKernel<MaxPoolGradKernel>(p, "MaxPoolGrad");
   RegisterPoolKernel<AvgPoolKernel>(p, "AvgPool");

@@ -71,14 +71,14 @@ inline sdk::Status ReadNhwcFormat(const sdk::Attrs& a) {
   return sdk::Status();
 }
 
-// Reads the attrs of a convolution (`conv`: dilations, explicit paddings) or a pooling op.
+// Reads the attrs of a convolution (`conv`: dilations) or a pooling op; both take padding
+// EXPLICIT where their OpDef allows it.
 inline sdk::Status ReadWindowAttrs(const sdk::Attrs& a, bool conv, WindowAttrs* w) {
   CFX_SDK_RETURN_IF_ERROR(ReadNhwcFormat(a));
   CFX_SDK_RETURN_IF_ERROR(ReadNhwcList(a, "strides", true, &w->stride_h, &w->stride_w));
   if (conv) CFX_SDK_RETURN_IF_ERROR(ReadNhwcList(a, "dilations", false, &w->dilation_h, &w->dilation_w));
   CFX_SDK_RETURN_IF_ERROR(ReadPadding(a, &w->padding));
   if (w->padding == Padding::kExplicit) {
-    if (!conv) return sdk::InvalidArgument("padding EXPLICIT is only for convolutions");
     std::vector<int64_t> p;
     CFX_SDK_RETURN_IF_ERROR(a.Get("explicit_paddings", &p));
     if (p.size() != 8)

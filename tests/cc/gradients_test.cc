@@ -47,6 +47,13 @@ double GradientError(const Case& c) {
 
 using X = std::vector<Output>;
 
+// An int32 paddings matrix [rank, 2] of (before, after) pairs.
+Output Paddings(const Scope& s, const std::vector<int32_t>& pairs) {
+  Tensor t(DT_INT32, TensorShape({static_cast<int64_t>(pairs.size() / 2), 2}));
+  for (size_t i = 0; i < pairs.size(); ++i) t.at<int32_t>(static_cast<int64_t>(i)) = pairs[i];
+  return ops::Const(s, t);
+}
+
 std::vector<Case> Cases() {
   const Tensor m23 = Random({2, 3}), m3 = Random({3}, -1, 1, 8), p23 = Random({2, 3}, 0.5, 2, 9);
   const Tensor m32 = Random({3, 2}, -1, 1, 10), m22 = Random({2, 2}, -1, 1, 11);
@@ -84,6 +91,18 @@ std::vector<Case> Cases() {
       {"Tanh", {m23}, [](const Scope& s, const X& x) { return ops::Tanh(s, x[0]); }},
       {"Relu", {m23}, [](const Scope& s, const X& x) { return ops::Relu(s, x[0]); }},
       {"Abs", {m23}, [](const Scope& s, const X& x) { return ops::Abs(s, x[0]); }},
+      {"Sign", {m23}, [](const Scope& s, const X& x) { return ops::Sign(s, x[0]); }},
+      {"EnsureShape", {m23},
+       [](const Scope& s, const X& x) {
+         return ops::Square(s, ops::EnsureShape(s, x[0], PartialTensorShape({-1, 3})));
+       }},
+      {"IdentityN", {m23, p23},
+       [](const Scope& s, const X& x) {
+         auto both = ops::IdentityN(s, {x[0], x[1]});
+         return ops::Mul(s, both.output[0], both.output[1]);
+       }},
+      {"Erf", {m23}, [](const Scope& s, const X& x) { return ops::Erf(s, x[0]); }},
+      {"Erfc", {m23}, [](const Scope& s, const X& x) { return ops::Erfc(s, x[0]); }},
       {"MatMul", {m23, m32}, [](const Scope& s, const X& x) { return ops::MatMul(s, x[0], x[1]); }},
       {"MatMulTA", {m32, m32},
        [](const Scope& s, const X& x) {
@@ -142,6 +161,24 @@ std::vector<Case> Cases() {
        [](const Scope& s, const X& x) { return ops::Split(s, 0, x[0], 2).output[1]; }},
       {"GatherV2RepeatedRows", {m32},
        [](const Scope& s, const X& x) { return ops::GatherV2(s, x[0], {2, 0, 2}, 0); }},
+      {"Pad", {m23},
+       [](const Scope& s, const X& x) { return ops::Pad(s, x[0], Paddings(s, {1, 2, 0, 1})); }},
+      {"PadV2", {m23},
+       [](const Scope& s, const X& x) {
+         return ops::PadV2(s, x[0], Paddings(s, {2, 0, 1, 1}), 0.5);
+       }},
+      {"MirrorPadReflect", {Random({3, 4}, -1, 1, 13)},
+       [](const Scope& s, const X& x) {
+         return ops::MirrorPad(s, x[0], Paddings(s, {2, 1, 1, 3}), "REFLECT");
+       }},
+      {"MirrorPadSymmetric", {Random({2, 3, 2}, -1, 1, 14)},
+       [](const Scope& s, const X& x) {
+         return ops::MirrorPad(s, x[0], Paddings(s, {1, 2, 3, 0, 0, 2}), "SYMMETRIC");
+       }},
+      {"MirrorPadGrad", {Random({6, 7}, -1, 1, 15)},
+       [](const Scope& s, const X& x) {
+         return ops::MirrorPadGrad(s, x[0], Paddings(s, {2, 1, 1, 2}), "REFLECT");
+       }},
       {"Chain", {m23, m32},
        [](const Scope& s, const X& x) {
          Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));
@@ -164,6 +201,11 @@ INSTANTIATE_TEST_SUITE_P(AllOps, StandardGradient, ::testing::Range<size_t>(0, C
 
 TEST(StandardGradients, LogicalReductionsHaveNoGradient) {
   for (const char* op : {"All", "Any"}) EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
+}
+
+TEST(StandardGradients, RoundingAndClassifyingHaveNoGradient) {
+  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf"})
+    EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 
 TEST(AddSymbolicGradients, StopGradientCutsThePath) {

@@ -84,6 +84,26 @@ std::vector<NnCase> Cases() {
        [](const Scope& s, const X& x) {
          return ops::MaxPool(s, x[0], {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
        }, kF / 10, kFBound},
+      // Values away from the kink at 0, so that no step crosses it.
+      {"LeakyRelu", {[] {
+         Tensor t(DT_FLOAT, TensorShape({2, 3}));
+         const float v[] = {-0.9f, 0.4f, -0.3f, 0.7f, 0.2f, -0.6f};
+         for (int i = 0; i < 6; ++i) t.at<float>(i) = v[i];
+         return t;
+       }()},
+       [](const Scope& s, const X& x) {
+         return ops::LeakyRelu(s, x[0], ops::LeakyReluAttrs().Alpha(0.3f));
+       }, kF, kFBound},
+      // Windows that reach into uneven explicit padding on every side.
+      {"MaxPoolExplicitPadding", {[] {
+         Tensor t(DT_FLOAT, TensorShape({1, 4, 4, 2}));
+         for (int i = 0; i < 32; ++i) t.at<float>(i) = 0.1f * static_cast<float>((i * 13) % 32);
+         return t;
+       }()},
+       [](const Scope& s, const X& x) {
+         return ops::MaxPool(s, x[0], {1, 3, 3, 1}, {1, 2, 2, 1}, "EXPLICIT",
+                             ops::MaxPoolAttrs().ExplicitPaddings({0, 0, 1, 2, 2, 0, 0, 0}));
+       }, kF / 10, kFBound},
       {"AvgPoolSame", {Random(DT_FLOAT, {1, 5, 5, 2}, -1, 1, 9)},
        [](const Scope& s, const X& x) {
          return ops::AvgPool(s, x[0], {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME");

@@ -351,6 +351,33 @@ OpEntry DataWithHostInputs(std::vector<Shaped> specs) {
           kExact, ""};
 }
 
+// Pad, PadV2, MirrorPad and MirrorPadGrad: an input of `shape` and the paddings matrix [rank, 2]
+// of `pairs` (before, after of each dimension), with `mode` for the mirror ops; PadV2 also gets a
+// random scalar constant.
+struct PadSpec {
+  TensorShape shape;
+  std::vector<double> pairs;
+  std::string mode;
+};
+
+OpEntry Pads(std::vector<PadSpec> specs, bool constant) {
+  return {[specs, constant](Gen& g) {
+            std::vector<Case> cases;
+            for (const PadSpec& s : specs) {
+              const int64_t rows = static_cast<int64_t>(s.pairs.size() / 2);
+              Tensor p = Gen::Vector(g.Input(1), s.pairs).Reshaped(TensorShape({rows, 2})).value();
+              Case c{"input=" + s.shape.ToString() + " paddings=" + p.DebugString() + " " + s.mode,
+                     {g.Random(g.Input(0), s.shape, {}), p},
+                     {}};
+              if (!s.mode.empty()) c.attrs["mode"] = AttrValue::String(s.mode);
+              if (constant) c.inputs.push_back(g.Random(g.Input(0), TensorShape(), {}));
+              cases.push_back(std::move(c));
+            }
+            return cases;
+          },
+          kExact, ""};
+}
+
 constexpr double kScalar = std::numeric_limits<double>::quiet_NaN();
 
 OpEntry Skip(std::string why) { return {nullptr, kExact, std::move(why)}; }
@@ -375,6 +402,10 @@ std::map<std::string, OpEntry> BuildTable() {
       },
       kExact, ""};
   t["Identity"] = Unary(any, kExact);
+  t["EnsureShape"] =
+      Unary(any, kExact, {{"shape", AttrValue::Shape(PartialTensorShape::UnknownRank())}});
+  t["IdentityN"] = Skip("a list of inputs of any types, forwarded (tests/kernels/basic_test.cc)");
+  for (const char* op : {"IsFinite", "IsNan", "IsInf"}) t[op] = Unary(any, kExact);
   t["ZerosLike"] = Unary(any, kExact);
   t["OnesLike"] = Unary(any, kExact);
   t["Shape"] = Unary(any, kExact);
@@ -429,6 +460,30 @@ std::map<std::string, OpEntry> BuildTable() {
                                   {{0, 3}, {{2, 2}}},
                                   {{1, 257}, {{33, 1}}},
                                   {{1024}, {{1024}}}});
+  const std::vector<PadSpec> pads = {{{}, {}, ""},
+                                     {{7}, {2, 3}, ""},
+                                     {{2, 3, 4}, {1, 0, 0, 2, 3, 1}, ""},
+                                     {{0, 3}, {1, 1, 0, 2}, ""},
+                                     {{33, 257}, {1, 2, 3, 4}, ""},
+                                     {{1024, 1024}, {0, 1, 1, 0}, ""}};
+  t["Pad"] = Pads(pads, false);
+  t["PadV2"] = Pads(pads, true);
+  t["MirrorPad"] = Pads({{{}, {}, "REFLECT"},
+                         {{7}, {3, 6}, "REFLECT"},
+                         {{4, 5, 3}, {3, 0, 1, 4, 2, 2}, "REFLECT"},
+                         {{33, 257}, {32, 1, 0, 256}, "REFLECT"},
+                         {{7}, {7, 7}, "SYMMETRIC"},
+                         {{4, 5, 3}, {4, 0, 5, 1, 3, 3}, "SYMMETRIC"},
+                         {{0, 3}, {0, 0, 3, 1}, "SYMMETRIC"},
+                         {{1024, 1024}, {2, 2, 2, 2}, "SYMMETRIC"}},
+                        false);
+  t["MirrorPadGrad"] = Pads({{{}, {}, "REFLECT"},
+                             {{13}, {3, 3}, "REFLECT"},
+                             {{9, 10, 7}, {3, 2, 1, 4, 2, 2}, "REFLECT"},
+                             {{21}, {7, 7}, "SYMMETRIC"},
+                             {{6, 8, 3}, {1, 1, 2, 1, 0, 0}, "SYMMETRIC"},
+                             {{1028, 1024}, {2, 2, 0, 0}, "SYMMETRIC"}},
+                            false);
   t["Slice"] = DataWithHostInputs({{{}, {{}, {}}},
                                    {{7}, {{2}, {3}}},
                                    {{4, 5, 3}, {{1, 0, 1}, {2, -1, 2}}},
@@ -594,10 +649,10 @@ std::map<std::string, OpEntry> BuildTable() {
                },
                kArithmetic, ""};
   t["Pow"] = Binary({0.1, 3, -3, 3}, {-3, 3, 0, 4}, kTranscendental);
-  for (const char* op : {"Neg", "Abs", "Relu"}) t[op] = Unary(any, kExact);
+  for (const char* op : {"Neg", "Abs", "Relu", "Sign", "Round", "Rint"}) t[op] = Unary(any, kExact);
   t["Square"] = Unary(any, kArithmetic);
   t["Reciprocal"] = Unary({0.1, 10, 1, 9, true}, kArithmetic);
-  for (const char* op : {"Exp", "Sin", "Cos", "Tanh", "Sigmoid"})
+  for (const char* op : {"Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Erf", "Erfc"})
     t[op] = Unary(any, kTranscendental);
   for (const char* op : {"Log", "Sqrt", "Rsqrt"}) t[op] = Unary(positive, kTranscendental);
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"})

@@ -180,6 +180,8 @@ void AddNnOpCases(std::map<std::string, OpEntry>& t) {
   const Range any{-10, 10, -10, 10};
   t["Relu6"] = Activation({-3, 9, -3, 9}, kExact);
   t["Relu6Grad"] = ActivationGrad({-3, 9, -3, 9}, kExact);
+  t["LeakyRelu"] = Activation(any, kExact);
+  t["LeakyReluGrad"] = ActivationGrad(any, kExact);
   for (const char* op : {"Elu", "Selu", "Softplus"}) t[op] = Activation(any, kTranscendental);
   // EluGrad and SeluGrad take the forward outputs, which are > -1.76 (Selu) and > -1 (Elu).
   t["EluGrad"] = ActivationGrad({-0.99, 5}, kArithmetic);

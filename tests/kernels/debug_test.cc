@@ -67,10 +67,17 @@ TEST(Assert, FloatsPrintTheirShortestExactForm) {
 }
 
 TEST(Assert, NonScalarConditionIsAnError) {
-  auto out = test::RunKernelOnly(AssertNode({}), {MakeVector<bool>({true, true})});
+  const Tensor data = MakeScalar<int32_t>(1);
+  auto out = test::RunKernelOnly(AssertNode({DT_INT32}), {MakeVector<bool>({true, true}), data});
   test::ExpectError(out, Code::kInvalidArgument, "condition must be a bool scalar");
   // TensorFlow accepts a one-element vector as a scalar.
-  EXPECT_TRUE(RunNode(AssertNode({}), {MakeVector<bool>({true})}).ok());
+  EXPECT_TRUE(RunNode(AssertNode({DT_INT32}), {MakeVector<bool>({true}), data}).ok());
+}
+
+TEST(Assert, DataIsRequired) {
+  // TensorFlow's OpDef: T is a list of at least one type.
+  test::ExpectError(RunNode(AssertNode({}), {MakeScalar<bool>(true)}), Code::kInvalidArgument,
+                    "attr 'T' has 0 elements; expected at least 1");
 }
 
 NodeDef PrintNode(DataType t, std::vector<DataType> u, const std::string& message,

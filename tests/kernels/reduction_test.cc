@@ -612,8 +612,13 @@ TEST(ArgMaxValues, NarrowOutputTypes) {
   const Tensor dim = test::MakeScalar<int32_t>(1);
   Tensor out = test::RunNodeOk(ArgNode("ArgMax", DT_INT32, DT_INT16), {in, dim});
   test::ExpectTensorEqual(test::MakeVector<int16_t>({1, 0}), out);
-  out = test::RunNodeOk(ArgNode("ArgMin", DT_INT32, DT_UINT16), {in, dim});
-  test::ExpectTensorEqual(test::MakeVector<uint16_t>({2, 1}), out);
+  out = test::RunNodeOk(ArgNode("ArgMax", DT_INT32, DT_UINT16), {in, dim});
+  test::ExpectTensorEqual(test::MakeVector<uint16_t>({1, 0}), out);
+  out = test::RunNodeOk(ArgNode("ArgMin", DT_INT32, DT_INT32), {in, dim});
+  test::ExpectTensorEqual(test::MakeVector<int32_t>({2, 1}), out);
+  // TensorFlow's ArgMin has no 16-bit output types.
+  test::ExpectError(test::RunNode(ArgNode("ArgMin", DT_INT32, DT_UINT16), {in, dim}),
+                    Code::kInvalidArgument, "attr 'output_type' is uint16");
 }
 
 TEST(ArgMaxErrors, BadAxesAndEmptyAxesAreInvalidArgument) {

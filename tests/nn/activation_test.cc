@@ -47,6 +47,12 @@ const std::vector<Activation>& Activations() {
        false,
        [](double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); },
        {}},
+      // The default alpha, 0.2 as a float attr (the kernels scale by the float's value).
+      {"LeakyRelu",
+       "LeakyReluGrad",
+       false,
+       [](double x) { return x > 0 ? x : static_cast<double>(0.2f) * x; },
+       {0}},
   };
   return all;
 }
@@ -114,6 +120,17 @@ TEST(ActivationGrads, MatchFiniteDifferencesOfTheForwardReference) {
     CheckGradient<float>(a);
     CheckGradient<double>(a);
   }
+}
+
+TEST(LeakyRelu, AlphaAttrSetsTheSlopeBelowZero) {
+  const AttrValue half = AttrValue::Float(0.5f);
+  NodeDef fwd = MakeNode("LeakyRelu", 1, {{"T", AttrValue::Type(DT_FLOAT)}, {"alpha", half}});
+  NodeDef grad = MakeNode("LeakyReluGrad", 2, {{"T", AttrValue::Type(DT_FLOAT)}, {"alpha", half}});
+  const Tensor x = MakeVector<float>({-2, 0, 3});
+  ExpectTensorEqual(MakeVector<float>({-1, 0, 3}), RunNodeOk(fwd, {x}));
+  // At 0 the slope is alpha's (TensorFlow selects on features > 0).
+  ExpectTensorEqual(MakeVector<float>({2, 2, 4}),
+                    RunNodeOk(grad, {MakeVector<float>({4, 4, 4}), x}));
 }
 
 TEST(Relu6, HandWorkedExampleIncludingTheBoundaries) {

@@ -1,5 +1,6 @@
 // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, MaxPool(Grad) and AvgPool(Grad) from the
-// ops-nn plugin against naive loops written here (NHWC, HWIO): SAME/VALID/EXPLICIT padding,
+// ops-nn plugin against naive loops written here (NHWC, HWIO): SAME/VALID/EXPLICIT padding
+// (EXPLICIT for convolutions and max pooling),
 // strides, dilations, odd sizes, 1x1 and 5x5 kernels; shape inference; bad input.
 #include <gtest/gtest.h>
 
@@ -201,21 +202,28 @@ TEST(Conv2D, BadInputIsAnError) {
 struct Pool {
   int64_t n, h, w, c, k, stride;
   std::string padding;
+  std::vector<int64_t> explicit_pad = {0, 0, 0, 0};  // top, bottom, left, right (EXPLICIT)
 };
 
 NodeDef PoolNode(const std::string& op, const Pool& p, int inputs) {
-  return MakeNode(op, inputs, {{"T", AttrValue::Type(DT_FLOAT)},
-                               {"ksize", AttrValue::IntList({1, p.k, p.k, 1})},
-                               {"strides", AttrValue::IntList({1, p.stride, p.stride, 1})},
-                               {"padding", AttrValue::String(p.padding)}});
+  NodeDef node = MakeNode(op, inputs, {{"T", AttrValue::Type(DT_FLOAT)},
+                                       {"ksize", AttrValue::IntList({1, p.k, p.k, 1})},
+                                       {"strides", AttrValue::IntList({1, p.stride, p.stride, 1})},
+                                       {"padding", AttrValue::String(p.padding)}});
+  if (p.padding == "EXPLICIT") {
+    const std::vector<int64_t>& e = p.explicit_pad;
+    node.attr["explicit_paddings"] = AttrValue::IntList({0, 0, e[0], e[1], e[2], e[3], 0, 0});
+  }
+  return node;
 }
 
 // Calls fn(output index, list of input indices of the window in row-major order).
 template <typename Fn>
 void ForEachWindow(const Pool& p, int64_t* oh, int64_t* ow, Fn fn) {
   int64_t ph, pw;
-  Window(p.h, p.k, p.stride, 1, p.padding, 0, 0, oh, &ph);
-  Window(p.w, p.k, p.stride, 1, p.padding, 0, 0, ow, &pw);
+  const std::vector<int64_t>& e = p.explicit_pad;
+  Window(p.h, p.k, p.stride, 1, p.padding, e[0], e[1], oh, &ph);
+  Window(p.w, p.k, p.stride, 1, p.padding, e[2], e[3], ow, &pw);
   for (int64_t b = 0; b < p.n; ++b)
     for (int64_t y = 0; y < *oh; ++y)
       for (int64_t x = 0; x < *ow; ++x)
@@ -232,8 +240,10 @@ void ForEachWindow(const Pool& p, int64_t* oh, int64_t* ow, Fn fn) {
 }
 
 std::vector<Pool> Pools() {
-  return {{2, 28, 28, 4, 2, 2, "VALID"}, {1, 7, 5, 3, 3, 2, "SAME"}, {2, 6, 6, 2, 3, 1, "SAME"},
-          {1, 9, 8, 5, 2, 3, "VALID"}};
+  // EXPLICIT (max pooling only): paddings up to one less than the window, uneven on each side.
+  return {{2, 28, 28, 4, 2, 2, "VALID"},          {1, 7, 5, 3, 3, 2, "SAME"},
+          {2, 6, 6, 2, 3, 1, "SAME"},             {1, 9, 8, 5, 2, 3, "VALID"},
+          {1, 7, 6, 3, 3, 2, "EXPLICIT", {2, 0, 1, 2}}, {2, 5, 5, 2, 2, 1, "EXPLICIT", {1, 1, 0, 1}}};
 }
 
 TEST(Pooling, MaxAndAvgAndTheirGradientsMatchTheNaiveLoops) {
@@ -265,8 +275,9 @@ TEST(Pooling, MaxAndAvgAndTheirGradientsMatchTheNaiveLoops) {
     Tensor xt = MakeTensor<float>(in_shape, x), dyt = MakeTensor<float>(out_shape, dy);
     Tensor got_max = RunNodeOk(PoolNode("MaxPool", p, 1), {xt});
     ExpectNear(mx, got_max, 1e-6);
-    ExpectNear(avg, RunNodeOk(PoolNode("AvgPool", p, 1), {xt}), 1e-5);
     ExpectNear(dmax, RunNodeOk(PoolNode("MaxPoolGrad", p, 3), {xt, got_max, dyt}), 1e-6);
+    if (p.padding == "EXPLICIT") continue;  // not in AvgPool's OpDef
+    ExpectNear(avg, RunNodeOk(PoolNode("AvgPool", p, 1), {xt}), 1e-5);
     ExpectNear(davg, RunNodeOk(PoolNode("AvgPoolGrad", p, 2),
                                {MakeVector<int32_t>({int32_t(p.n), int32_t(p.h), int32_t(p.w), int32_t(p.c)}), dyt}),
                1e-5);
@@ -284,6 +295,10 @@ TEST(Pooling, ShapesAndErrors) {
               Code::kUnimplemented, "ksize");
   ExpectError(RunNode(PoolNode("AvgPool", p, 1), {MakeTensor<float>(TensorShape({4}), {1, 2, 3, 4})}, "CPU:0").status(),
               Code::kInvalidArgument, "rank 4");
+  // A padding as large as the window would make windows of padding alone.
+  Pool wide{1, 4, 4, 1, 2, 1, "EXPLICIT", {0, 2, 0, 0}};
+  ExpectError(RunKernelOnly(PoolNode("MaxPool", wide, 1), {MakeTensor<float>(TensorShape({1, 4, 4, 1}), Ramp<float>(16))}, "CPU:0").status(),
+              Code::kInvalidArgument, "must be smaller than the window (2 x 2)");
 }
 
 }  // namespace

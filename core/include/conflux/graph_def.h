@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "conflux/attr_value.h"
+#include "conflux/op_def.h"
 #include "conflux/status.h"
 
 namespace cfx {
@@ -56,6 +57,11 @@ std::string SerializeGraphDef(const GraphDef& graph, GraphFormat format);
 StatusOr<GraphDef> ReadGraphDefFile(const std::string& path);
 Status WriteGraphDefFile(const GraphDef& graph, const std::string& path);
 GraphFormat GraphFormatForPath(const std::string& path);
+
+// Parses TensorFlow's OpList (what its op registry dumps, e.g. `op_def_registry.get(name)` of
+// every op, written as one OpList) into OpDefs, in the file's order. Descriptions, deprecations
+// and full-type information are dropped. InvalidArgument naming the op and attr that is malformed.
+StatusOr<std::vector<OpDef>> ParseOpList(std::string_view data, GraphFormat format);
 
 // Splits "name:3" / "^name" into its parts. Port is -1 for control inputs.
 struct TensorId {

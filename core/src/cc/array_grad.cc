@@ -118,6 +118,29 @@ void RegisterArrayGradients(GradientRegistry* r) {
     *dx = {ops::UnsortedSegmentSum(s, flat, indices, rows), Output(), Output()};
     return s.status();
   });
+  // Pad and PadV2: dy without the padding, a slice at the paddings' "before" column; paddings
+  // and constant_values get none (TensorFlow's rule).
+  auto pad = [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    Output paddings = op.input(1);
+    Output begin = ops::Reshape(s, ops::Slice(s, paddings, {0, 0}, {-1, 1}), {-1});
+    Output size = ops::Shape(s, op.input(0), ops::ShapeAttrs().OutType(paddings.type()));
+    dx->assign(op.num_inputs(), Output());
+    (*dx)[0] = ops::Slice(s, dy[0], begin, size);
+    return s.status();
+  };
+  (void)r->Register("Pad", pad);
+  (void)r->Register("PadV2", pad);
+  // MirrorPad and MirrorPadGrad are each other's gradient.
+  (void)r->Register("MirrorPad", [](const Scope& s, const Operation& op, const Grads& dy,
+                                    Grads* dx) {
+    *dx = {ops::MirrorPadGrad(s, dy[0], op.input(1), op.node()->attr("mode")->s), Output()};
+    return s.status();
+  });
+  (void)r->Register("MirrorPadGrad", [](const Scope& s, const Operation& op, const Grads& dy,
+                                        Grads* dx) {
+    *dx = {ops::MirrorPad(s, dy[0], op.input(1), op.node()->attr("mode")->s), Output()};
+    return s.status();
+  });
   r->RegisterNoGradient("StopGradient");
   (void)r->Register("PreventGradient", [](const Scope&, const Operation& op, const Grads&,
                                           Grads*) {

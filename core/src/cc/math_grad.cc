@@ -133,6 +133,11 @@ void RegisterMathGradients(GradientRegistry* r) {
 
   Unary(r, "Neg", [](const Scope& s, const Operation&, const Output& dy) { return ops::Neg(s, dy); });
   Unary(r, "Identity", [](const Scope&, const Operation&, const Output& dy) { return dy; });
+  Unary(r, "EnsureShape", [](const Scope&, const Operation&, const Output& dy) { return dy; });
+  (void)r->Register("IdentityN", [](const Scope& s, const Operation&, const Grads& dy, Grads* dx) {
+    *dx = dy;
+    return s.status();
+  });
   Unary(r, "Square", [](const Scope& s, const Operation& op, const Output& dy) {
     return ops::Mul(s, dy, ops::Mul(s, op.input(0), 2.0f));
   });
@@ -172,6 +177,21 @@ void RegisterMathGradients(GradientRegistry* r) {
     return ops::SelectV2(s, ops::Greater(s, x, zeros), dy,
                          ops::SelectV2(s, ops::Less(s, x, zeros), ops::Neg(s, dy),
                                        ops::ZerosLike(s, dy)));
+  });
+
+  // Sign is flat where it is defined; Round and Rint have no gradient (TensorFlow's rules).
+  Unary(r, "Sign", [](const Scope& s, const Operation& op, const Output&) {
+    return ops::ZerosLike(s, op.input(0));
+  });
+  // d erf(x) / dx = 2 / sqrt(pi) * exp(-x^2); erfc's is its negation.
+  auto erf_slope = [](const Scope& s, const Operation& op, const Output& dy) {
+    Output x = op.input(0);
+    return ops::Mul(s, dy, ops::Mul(s, ops::Exp(s, ops::Neg(s, ops::Square(s, x))),
+                                    1.1283791670955126));
+  };
+  Unary(r, "Erf", erf_slope);
+  Unary(r, "Erfc", [erf_slope](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Neg(s, erf_slope(s, op, dy));
   });
 
   (void)r->Register("MatMul", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
@@ -215,7 +235,8 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "ArgMax", "ArgMin",
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
-                         "BroadcastGradientArgs", "InvertPermutation"})
+                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint",
+                         "IsFinite", "IsNan", "IsInf"})
     r->RegisterNoGradient(op);
 }
 

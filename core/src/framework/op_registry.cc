@@ -281,6 +281,7 @@ void RegisterStandardOps(OpRegistry* registry) {
   internal::RegisterCoreOps(registry);
   internal::RegisterElementwiseOps(registry);
   internal::RegisterArrayOps(registry);
+  internal::RegisterPadOps(registry);
   internal::RegisterReductionOps(registry);
   internal::RegisterMatMulOps(registry);
   internal::RegisterStateOps(registry);

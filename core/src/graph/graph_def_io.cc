@@ -29,6 +29,7 @@
 #include "conflux/graph_def.h"
 #include "graph/tensor_proto.h"
 #include "proto/graph.pb.h"
+#include "proto/op_def.pb.h"
 #include "util/file.h"
 
 namespace cfx {
@@ -384,6 +385,45 @@ Status GraphFromProto(pb::GraphDef* proto, GraphDef* out) {
   return Status::OK();
 }
 
+Status ArgFromProto(const pb::OpDef::ArgDef& proto, const std::string& where, ArgDef* out) {
+  out->name = proto.name();
+  out->type_attr = proto.type_attr();
+  out->number_attr = proto.number_attr();
+  out->type_list_attr = proto.type_list_attr();
+  out->is_ref = proto.is_ref();
+  return TypeFromProto(proto.type(), StrCat(where, " arg '", proto.name(), "'"), &out->type);
+}
+
+// Descriptions, deprecation, full types and handle data are not kept: OpDef has no place for them.
+Status OpDefFromProto(const pb::OpDef& proto, OpDef* out) {
+  const std::string where = StrCat("op '", proto.name(), "'");
+  out->name = proto.name();
+  out->summary = proto.summary();
+  out->is_stateful = proto.is_stateful();
+  out->is_commutative = proto.is_commutative();
+  out->is_aggregate = proto.is_aggregate();
+  out->allows_uninitialized_input = proto.allows_uninitialized_input();
+  for (const pb::OpDef::ArgDef& arg : proto.input_arg())
+    CFX_RETURN_IF_ERROR(ArgFromProto(arg, where, &out->input_arg.emplace_back()));
+  for (const pb::OpDef::ArgDef& arg : proto.output_arg())
+    CFX_RETURN_IF_ERROR(ArgFromProto(arg, where, &out->output_arg.emplace_back()));
+  for (const pb::OpDef::AttrDef& attr : proto.attr()) {
+    AttrDef& def = out->attr.emplace_back();
+    def.name = attr.name();
+    def.type = attr.type();
+    def.has_minimum = attr.has_minimum();
+    def.minimum = attr.minimum();
+    const std::string attr_where = AttrWhere(where, attr.name());
+    if (attr.has_default_value())
+      CFX_RETURN_IF_ERROR(AttrFromProto(attr.default_value(), attr_where + " default",
+                                        &def.default_value.emplace()));
+    if (attr.has_allowed_values())
+      CFX_RETURN_IF_ERROR(AttrFromProto(attr.allowed_values(), attr_where + " allowed values",
+                                        &def.allowed_values.emplace()));
+  }
+  return Status::OK();
+}
+
 // --- C++ -> proto ------------------------------------------------------------------------------
 
 Status AttrToProto(const AttrValue& value, const std::string& where, pb::AttrValue* out);
@@ -539,6 +579,30 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string first_;
 };
 
+// Parses `data` into `proto`; `what` names the message in errors ("GraphDef", "OpList").
+Status ParseProto(std::string_view data, GraphFormat format, const char* what,
+                  google::protobuf::Message* proto) {
+  if (format == GraphFormat::kText) {
+    google::protobuf::TextFormat::Parser parser;
+    FirstErrorCollector collector;
+    parser.RecordErrorsTo(&collector);
+    parser.SetRecursionLimit(kMaxNesting);
+    if (data.size() > static_cast<size_t>(INT_MAX))
+      return errors::InvalidArgument("text ", what, " of ", data.size(), " bytes is over 2 GiB");
+    google::protobuf::io::ArrayInputStream input(data.data(), static_cast<int>(data.size()));
+    if (!parser.Parse(&input, proto))
+      return errors::InvalidArgument("malformed text ", what, ": ",
+                                     collector.first().empty() ? "parse error" : collector.first());
+    Status utf8 = CheckUtf8(*proto);
+    if (!utf8.ok()) return utf8.WithPrefix(StrCat("malformed text ", what, ": "));
+  } else if (data.size() > static_cast<size_t>(INT_MAX) ||
+             !proto->ParseFromArray(data.data(), static_cast<int>(data.size()))) {
+    return errors::InvalidArgument("malformed binary ", what, ": ", data.size(),
+                                   " bytes that do not parse as a ", what, " protobuf");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 bool NodeDef::operator==(const NodeDef& o) const {
@@ -554,27 +618,20 @@ bool GraphDef::operator==(const GraphDef& o) const {
 StatusOr<GraphDef> ParseGraphDef(std::string_view data, GraphFormat format) {
   google::protobuf::Arena arena;
   auto* proto = google::protobuf::Arena::CreateMessage<pb::GraphDef>(&arena);
-  if (format == GraphFormat::kText) {
-    google::protobuf::TextFormat::Parser parser;
-    FirstErrorCollector collector;
-    parser.RecordErrorsTo(&collector);
-    parser.SetRecursionLimit(kMaxNesting);
-    if (data.size() > static_cast<size_t>(INT_MAX))
-      return errors::InvalidArgument("text GraphDef of ", data.size(), " bytes is over 2 GiB");
-    google::protobuf::io::ArrayInputStream input(data.data(), static_cast<int>(data.size()));
-    if (!parser.Parse(&input, proto))
-      return errors::InvalidArgument("malformed text GraphDef: ",
-                                     collector.first().empty() ? "parse error" : collector.first());
-    Status utf8 = CheckUtf8(*proto);
-    if (!utf8.ok()) return utf8.WithPrefix("malformed text GraphDef: ");
-  } else if (data.size() > static_cast<size_t>(INT_MAX) ||
-             !proto->ParseFromArray(data.data(), static_cast<int>(data.size()))) {
-    return errors::InvalidArgument("malformed binary GraphDef: ", data.size(),
-                                   " bytes that do not parse as a GraphDef protobuf");
-  }
+  CFX_RETURN_IF_ERROR(ParseProto(data, format, "GraphDef", proto));
   GraphDef graph;
   CFX_RETURN_IF_ERROR(GraphFromProto(proto, &graph));
   return graph;
+}
+
+StatusOr<std::vector<OpDef>> ParseOpList(std::string_view data, GraphFormat format) {
+  google::protobuf::Arena arena;
+  auto* proto = google::protobuf::Arena::CreateMessage<pb::OpList>(&arena);
+  CFX_RETURN_IF_ERROR(ParseProto(data, format, "OpList", proto));
+  std::vector<OpDef> ops(proto->op_size());
+  for (int i = 0; i < proto->op_size(); ++i)
+    CFX_RETURN_IF_ERROR(OpDefFromProto(proto->op(i), &ops[i]));
+  return ops;
 }
 
 std::string SerializeGraphDef(const GraphDef& graph, GraphFormat format) {

@@ -12,6 +12,7 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   RegisterTransposeKernels(p);
   RegisterGatherKernels(p);
   RegisterGradientArrayKernels(p);
+  RegisterPadKernels(p);
 }
 
 }  // namespace cfx::cpu

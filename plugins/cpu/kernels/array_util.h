@@ -26,6 +26,7 @@ void RegisterSliceKernels(sdk::Plugin& p);      // array_slice.cc
 void RegisterTransposeKernels(sdk::Plugin& p);  // array_transpose.cc
 void RegisterGatherKernels(sdk::Plugin& p);     // array_gather.cc
 void RegisterGradientArrayKernels(sdk::Plugin& p);  // array_gradient.cc
+void RegisterPadKernels(sdk::Plugin& p);        // array_pad.cc
 
 
 // Every dtype whose elements are plain bytes (kernels may memcpy them).

@@ -203,16 +203,23 @@ concept HasValidate = requires(const sdk::Tensor& t) {
   { F::template Validate<T>(t, t) } -> std::same_as<sdk::Status>;
 };
 
-// y = F(x) element-wise on T; the output reuses x's buffer when it can.
-template <typename T, typename F>
+// y = F(x) element-wise, x of T and y of Out; the output reuses x's buffer when it can (Out
+// is T).
+template <typename T, typename F, typename Out = T>
 class UnaryKernel {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
     CFX_SDK_RETURN_IF_ERROR(ExpectInputs(ctx, {sdk::kDType<T>}));
     sdk::Tensor x = ctx.input(0);
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor y, ctx.ForwardOrAllocateOutput({0}, 0, x.shape()));
-    RunFlat(ctx, x.num_elements(), F::kCost, F(), y.data<T>(), x.data<T>());
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor y, MakeOutput(ctx, x));
+    RunFlat(ctx, x.num_elements(), F::kCost, F(), y.data<Out>(), x.data<T>());
     return sdk::Status();
+  }
+
+ private:
+  static sdk::Result<sdk::Tensor> MakeOutput(sdk::KernelContext& ctx, const sdk::Tensor& x) {
+    if constexpr (std::is_same_v<T, Out>) return ctx.ForwardOrAllocateOutput({0}, 0, x.shape());
+    return ctx.AllocateOutput(0, x.shape());
   }
 };
 
@@ -246,6 +253,11 @@ template <typename F>
 struct Unary {
   template <typename T>
   using Kernel = UnaryKernel<T, F>;
+};
+template <typename F, typename Out>
+struct UnaryTo {
+  template <typename T>
+  using Kernel = UnaryKernel<T, F, Out>;
 };
 template <typename F>
 struct Binary {

@@ -1,5 +1,5 @@
-// Unary math on CPU: Neg, Abs, Square, Relu for float, double, int32 and int64; Exp, Log, Sqrt,
-// Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal for float and double (TensorFlow registers them on CPU for floating point
+// Unary math on CPU: Neg, Abs, Square, Relu, Sign, Round for float, double, int32 and int64; Exp,
+// Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Rint, Erf, Erfc for float and double (TensorFlow registers them on CPU for floating point
 // and complex types only).
 #include <cmath>
 #include <type_traits>
@@ -33,6 +33,27 @@ using TanhFn = ElementFn<30, [](auto x) { return std::tanh(x); }>;
 // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving exactly 0.
 using SigmoidFn = ElementFn<25, []<typename T>(T x) { return T(1) / (T(1) + std::exp(-x)); }>;
 
+// Sign of NaN is NaN and of -0 is +0, as TensorFlow's.
+// (Comparisons in parentheses: a bare '>' would end the template argument list.)
+using SignFn = ElementFn<1, []<typename T>(T x) {
+  if ((x > T(0))) return T(1);
+  if ((x < T(0))) return T(-1);
+  return x == T(0) ? T(0) : x;
+}>;
+// Round half to even (nearbyint in the default rounding mode); integers are already round.
+using RoundFn = ElementFn<2, []<typename T>(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::nearbyint(x);
+  } else {
+    return x;
+  }
+}>;
+using ErfFn = ElementFn<20, [](auto x) { return std::erf(x); }>;
+using ErfcFn = ElementFn<20, [](auto x) { return std::erfc(x); }>;
+using IsFiniteFn = ElementFn<1, [](auto x) { return std::isfinite(x); }>;
+using IsNanFn = ElementFn<1, [](auto x) { return std::isnan(x); }>;
+using IsInfFn = ElementFn<1, [](auto x) { return std::isinf(x); }>;
+
 template <typename F>
 void RegisterReal(sdk::Plugin& p, const char* op) {
   RegisterForTypes<Unary<F>::template Kernel, float, double, int32_t, int64_t>(p, op);
@@ -59,6 +80,14 @@ void RegisterUnaryMathKernels(sdk::Plugin& p) {
   RegisterFloat<RsqrtFn>(p, "Rsqrt");
   RegisterFloat<TanhFn>(p, "Tanh");
   RegisterFloat<SigmoidFn>(p, "Sigmoid");
+  RegisterReal<SignFn>(p, "Sign");
+  RegisterReal<RoundFn>(p, "Round");
+  RegisterFloat<RoundFn>(p, "Rint");
+  RegisterFloat<ErfFn>(p, "Erf");
+  RegisterFloat<ErfcFn>(p, "Erfc");
+  RegisterForTypes<UnaryTo<IsFiniteFn, bool>::template Kernel, float, double>(p, "IsFinite");
+  RegisterForTypes<UnaryTo<IsNanFn, bool>::template Kernel, float, double>(p, "IsNan");
+  RegisterForTypes<UnaryTo<IsInfFn, bool>::template Kernel, float, double>(p, "IsInf");
 }
 
 }  // namespace cfx::cpu

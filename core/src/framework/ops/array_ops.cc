@@ -401,7 +401,7 @@ void RegisterArrayOps(OpRegistry* r) {
                        .Input("x: T")
                        .Output("y: T")
                        .Attr("T: {bfloat16, half, float, double, int8, uint8, int16, uint16, "
-                             "int32, int64, complex64, complex128, bool}")
+                             "int32, uint32, int64, uint64, complex64, complex128, bool}")
                        .SetShapeFn(UnchangedShape)
                        .Summary("Ones of the shape and type of `x`."));
   r->RegisterOrDie(OpDefBuilder("Transpose")
@@ -509,7 +509,7 @@ void RegisterArrayOps(OpRegistry* r) {
                        .Input("delta: Tidx")
                        .Output("output: Tidx")
                        .Attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, "
-                             "uint16, uint32} = DT_INT32")
+                             "uint16, uint32, uint64} = DT_INT32")
                        .SetShapeFn(RangeShapeFn)
                        .Summary("start, start + delta, ... up to but excluding `limit`."));
 }

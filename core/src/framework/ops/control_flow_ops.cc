@@ -49,6 +49,7 @@ void RegisterControlFlowOps(OpRegistry* r) {
                          .Output("output_false: " + t)
                          .Output("output_true: " + t)
                          .Attr("T: type")
+                         .SetAllowsUninitializedInput(ref)
                          .SetShapeFn(SwitchShapeFn)
                          .Summary("Forwards `data` to output_true if `pred`, else to "
                                   "output_false; the other output is dead."));

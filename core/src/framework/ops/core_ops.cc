@@ -1,4 +1,4 @@
-// Const, Identity, NoOp, Placeholder.
+// Const, Identity, IdentityN, EnsureShape, NoOp, Placeholder.
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
 
@@ -29,6 +29,33 @@ void RegisterCoreOps(OpRegistry* r) {
                        .Attr("T: type")
                        .SetShapeFn(UnchangedShape)
                        .Summary("Returns its input unchanged (no copy)."));
+  r->RegisterOrDie(OpDefBuilder("IdentityN")
+                       .Input("input: T")
+                       .Output("output: T")
+                       .Attr("T: list(type) >= 1")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, c.input(i));
+                         return Status();
+                       })
+                       .Summary("Returns its inputs unchanged (no copy)."));
+  r->RegisterOrDie(OpDefBuilder("EnsureShape")
+                       .Input("input: T")
+                       .Output("output: T")
+                       .Attr("shape: shape")
+                       .Attr("T: type")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         PartialTensorShape shape;
+                         CFX_RETURN_IF_ERROR(c.GetAttr("shape", &shape));
+                         StatusOr<PartialTensorShape> merged = c.input(0).Merge(shape);
+                         if (!merged.ok())
+                           return c.Error(StrCat("input shape ", c.input(0).ToString(),
+                                                 " is not compatible with the expected shape ",
+                                                 shape.ToString()));
+                         c.set_output(0, *merged);
+                         return Status();
+                       })
+                       .Summary("Returns its input; an error when its shape does not fit "
+                                "`shape`."));
   r->RegisterOrDie(OpDefBuilder("NoOp").Summary("Does nothing; used for control dependencies."));
   r->RegisterOrDie(OpDefBuilder("Placeholder")
                        .Output("output: dtype")

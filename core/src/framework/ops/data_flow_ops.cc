@@ -78,6 +78,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                          CFX_RETURN_IF_ERROR(ScalarInputs(c, {1, 3}));
                          return ScalarShape(c);
                        })
+                       .SetIsStateful()
                        .Summary("Stores `value` at `index`."));
   r->RegisterOrDie(OpDefBuilder("TensorArrayReadV3")
                        .Input("handle: resource")
@@ -89,6 +90,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                          CFX_RETURN_IF_ERROR(ScalarInputs(c, {1, 2}));
                          return UnknownShape(c);
                        })
+                       .SetIsStateful()
                        .Summary("The element at `index` (zeros when it was never written and the "
                                 "element shape is known)."));
   r->RegisterOrDie(OpDefBuilder("TensorArrayGatherV3")
@@ -106,6 +108,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                          c.set_output(0, Prepend(n, element));
                          return Status();
                        })
+                       .SetIsStateful()
                        .Summary("The elements at `indices` stacked along a new dimension 0."));
   r->RegisterOrDie(
       OpDefBuilder("TensorArrayScatterV3")
@@ -124,6 +127,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                                     ") but there are ", n, " indices"));
             return ScalarShape(c);
           })
+          .SetIsStateful()
           .Summary("Stores row i of `value` at `indices[i]`."));
   r->RegisterOrDie(OpDefBuilder("TensorArrayConcatV3")
                        .Input("handle: resource")
@@ -140,6 +144,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                          c.set_output(1, PartialTensorShape({-1}));
                          return Status();
                        })
+                       .SetIsStateful()
                        .Summary("Every element concatenated along dimension 0, and each "
                                 "element's length along it."));
   r->RegisterOrDie(OpDefBuilder("TensorArraySplitV3")
@@ -155,6 +160,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                          CFX_RETURN_IF_ERROR(c.WithRank(2, 1).status());
                          return ScalarShape(c);
                        })
+                       .SetIsStateful()
                        .Summary("Stores consecutive pieces of `value` (along dimension 0, "
                                 "lengths[i] rows for element i) as the elements."));
   r->RegisterOrDie(OpDefBuilder("TensorArraySizeV3")
@@ -165,9 +171,11 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                          CFX_RETURN_IF_ERROR(ScalarInputs(c, {1}));
                          return ScalarShape(c);
                        })
+                       .SetIsStateful()
                        .Summary("The current number of elements."));
   r->RegisterOrDie(OpDefBuilder("TensorArrayCloseV3")
                        .Input("handle: resource")
+                       .SetIsStateful()
                        .Summary("Drops the elements; later operations on the array fail."));
 }
 
@@ -194,15 +202,18 @@ void RegisterStackOps(OpRegistry* r) {
                          c.set_output(0, c.input(1));
                          return Status();
                        })
+                       .SetIsStateful()
                        .Summary("Pushes `elem`; outputs it unchanged."));
   r->RegisterOrDie(OpDefBuilder("StackPopV2")
                        .Input("handle: resource")
                        .Output("elem: elem_type")
                        .Attr("elem_type: type")
                        .SetShapeFn(UnknownShape)
+                       .SetIsStateful()
                        .Summary("Removes and returns the last pushed element."));
   r->RegisterOrDie(OpDefBuilder("StackCloseV2")
                        .Input("handle: resource")
+                       .SetIsStateful()
                        .Summary("Drops the elements; later operations on the stack fail."));
 }
 
@@ -210,7 +221,9 @@ void RegisterStackOps(OpRegistry* r) {
 Status ScalarInput1(InferenceContext& c) { return ScalarInputs(c, {1}); }
 
 // ConditionalAccumulator with its reference handle and ResourceConditionalAccumulator with a
-// resource handle; the operations on them come in both forms ("" and "Resource" prefixed).
+// resource handle; the operations on them come in both forms ("" and "Resource" prefixed). As in
+// TensorFlow, the operations of the resource form are stateful and those of the reference form
+// are not (a reference input already keeps them from being merged or folded).
 void RegisterAccumulatorOps(OpRegistry* r) {
   for (bool resource : {false, true}) {
     const std::string prefix = resource ? "Resource" : "";
@@ -236,6 +249,7 @@ void RegisterAccumulatorOps(OpRegistry* r) {
                          .Input("gradient: dtype")
                          .Attr("dtype: numbertype")
                          .SetShapeFn(ScalarInput1)
+                         .SetIsStateful(resource)
                          .Summary("Adds `gradient` to the accumulator unless `local_step` is "
                                   "older than its global step (then drops it)."));
     r->RegisterOrDie(OpDefBuilder(prefix + "AccumulatorTakeGradient")
@@ -247,6 +261,7 @@ void RegisterAccumulatorOps(OpRegistry* r) {
                            CFX_RETURN_IF_ERROR(ScalarInputs(c, {1}));
                            return UnknownShape(c);
                          })
+                         .SetIsStateful(resource)
                          .Summary("Waits until `num_required` gradients were added; returns "
                                   "their mean (or sum), resets the sum and advances the "
                                   "global step by one."));
@@ -254,11 +269,13 @@ void RegisterAccumulatorOps(OpRegistry* r) {
                          .Input(handle)
                          .Output("num_accumulated: int32")
                          .SetShapeFn(ScalarShape)
+                         .SetIsStateful(resource)
                          .Summary("The number of gradients summed since the last take."));
     r->RegisterOrDie(OpDefBuilder(prefix + "AccumulatorSetGlobalStep")
                          .Input(handle)
                          .Input("new_global_step: int64")
                          .SetShapeFn(ScalarInput1)
+                         .SetIsStateful(resource)
                          .Summary("Sets the accumulator's global step: gradients of older "
                                   "local steps are dropped from then on."));
   }

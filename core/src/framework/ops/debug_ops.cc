@@ -8,7 +8,7 @@ void RegisterDebugOps(OpRegistry* r) {
   r->RegisterOrDie(OpDefBuilder("Assert")
                        .Input("condition: bool")
                        .Input("data: T")
-                       .Attr("T: list(type)")
+                       .Attr("T: list(type) >= 1")
                        .Attr("summarize: int = 3")
                        .SetIsStateful(true)
                        // No outputs; the kernel checks that `condition` is a scalar.

@@ -190,6 +190,21 @@ void RegisterUnaryMathOps(OpRegistry* r) {
   r->RegisterOrDie(UnaryOp("Rsqrt", kUnaryFloatTypes).Summary("1 / sqrt(x) element-wise."));
   r->RegisterOrDie(UnaryOp("Tanh", kUnaryFloatTypes).Summary("Hyperbolic tangent element-wise."));
   r->RegisterOrDie(UnaryOp("Sigmoid", kUnaryFloatTypes).Summary("1 / (1 + exp(-x)) element-wise."));
+  r->RegisterOrDie(UnaryOp("Sign", kUnaryTypes).Summary("-1, 0 or 1 by the sign of x (NaN stays)."));
+  r->RegisterOrDie(UnaryOp("Round", kUnaryTypes).Summary("x rounded half to even element-wise."));
+  r->RegisterOrDie(UnaryOp("Rint", "T: {bfloat16, half, float, double}")
+                       .Summary("x rounded half to even element-wise."));
+  r->RegisterOrDie(UnaryOp("Erf", "T: {bfloat16, half, float, double}")
+                       .Summary("The error function element-wise."));
+  r->RegisterOrDie(UnaryOp("Erfc", "T: {bfloat16, half, float, double}")
+                       .Summary("1 - erf(x) element-wise, accurate for large x."));
+  for (const char* op : {"IsFinite", "IsNan", "IsInf"})
+    r->RegisterOrDie(OpDefBuilder(op)
+                         .Input("x: T")
+                         .Output("y: bool")
+                         .Attr("T: {bfloat16, half, float, double}")
+                         .SetShapeFn(UnchangedShape)
+                         .Summary("Whether each element is finite, NaN or infinite."));
   r->RegisterOrDie(OpDefBuilder("Relu")
                        .Input("features: T")
                        .Output("activations: T")

@@ -158,7 +158,7 @@ void RegisterGradientOps(OpRegistry* r) {
                        .Input("num_segments: Tnumsegments")
                        .Output("output: T")
                        .Attr("T: numbertype")
-                       .Attr("Tindices: {int32, int64}")
+                       .Attr("Tindices: {int16, int32, int64}")
                        .Attr("Tnumsegments: {int32, int64} = DT_INT32")
                        .SetShapeFn(UnsortedSegmentSumShape)
                        .Summary("output[i] = sum of the data[j...] with segment_ids[j...] == i; "

@@ -1,5 +1,7 @@
 // SaveV2 and RestoreV2 (named tensors to and from a checkpoint file); record readers and
 // DecodeRaw (input pipelines).
+#include <string_view>
+
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
 
@@ -60,7 +62,9 @@ void RegisterIoOps(OpRegistry* r) {
   for (const char* op : {"ReaderNumRecordsProducedV2", "ReaderNumWorkUnitsCompletedV2"})
     r->RegisterOrDie(OpDefBuilder(op)
                          .Input("reader_handle: resource")
-                         .Output("records_produced: int64")
+                         .Output(std::string_view(op) == "ReaderNumRecordsProducedV2"
+                                     ? "records_produced: int64"
+                                     : "units_completed: int64")
                          .SetIsStateful()
                          .SetShapeFn(ScalarShape));
   r->RegisterOrDie(
@@ -70,7 +74,7 @@ void RegisterIoOps(OpRegistry* r) {
           .Input("bytes: string")
           .Output("output: out_type")
           .Attr("out_type: {half, float, double, int32, uint16, uint8, int16, int8, int64, "
-                "complex64, complex128, bool}")
+                "complex64, complex128, bool, bfloat16}")
           .Attr("little_endian: bool = true")
           .SetShapeFn([](InferenceContext& c) {
             PartialTensorShape in = c.input(0);
@@ -86,7 +90,7 @@ void RegisterIoOps(OpRegistry* r) {
                        .Input("tensor_names: string")
                        .Input("shape_and_slices: string")
                        .Input("tensors: dtypes")
-                       .Attr("dtypes: list(type)")
+                       .Attr("dtypes: list(type) >= 1")
                        .SetIsStateful(true)
                        .SetShapeFn(CheckCheckpointInputs)
                        .Summary("Writes `tensors` under `tensor_names` to the checkpoint "
@@ -96,7 +100,7 @@ void RegisterIoOps(OpRegistry* r) {
                        .Input("tensor_names: string")
                        .Input("shape_and_slices: string")
                        .Output("tensors: dtypes")
-                       .Attr("dtypes: list(type)")
+                       .Attr("dtypes: list(type) >= 1")
                        .SetIsStateful(true)
                        .SetShapeFn([](InferenceContext& c) -> Status {
                          CFX_RETURN_IF_ERROR(CheckCheckpointInputs(c));

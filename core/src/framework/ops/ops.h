@@ -11,6 +11,7 @@ void RegisterCoreOps(OpRegistry* r);         // Const, Identity, NoOp, Placehold
 void RegisterElementwiseOps(OpRegistry* r);  // Add..SquaredDifference, AddN, unary math,
                                              // comparisons, logical ops, Cast, Select, SelectV2
 void RegisterArrayOps(OpRegistry* r);        // Reshape, Shape, ConcatV2, Slice, StridedSlice, ...
+void RegisterPadOps(OpRegistry* r);          // Pad, PadV2, MirrorPad, MirrorPadGrad
 void RegisterReductionOps(OpRegistry* r);    // Sum, Mean, Max, Min, Prod, All, Any, ArgMax, ArgMin
 void RegisterMatMulOps(OpRegistry* r);       // MatMul
 void RegisterStateOps(OpRegistry* r);  // _Arg, _Retval, _Send, _Recv, variables, queues

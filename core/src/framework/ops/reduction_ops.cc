@@ -5,6 +5,7 @@
 //  - when the axes are not known while inferring, the output has the input's rank under
 //    keep_dims, one less for a scalar axis, and is unknown otherwise.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "conflux/shape_inference.h"
@@ -137,14 +138,17 @@ OpDefBuilder Reduction(const char* name, const char* type_constraint, const char
   return b;
 }
 
+// TensorFlow's ArgMax takes int16 indices and outputs int16/uint16 too; its ArgMin does not.
 OpDefBuilder ArgReduction(const char* name, const char* summary) {
+  const bool wide = std::string_view(name) == "ArgMax";
   OpDefBuilder b(name);
   b.Input("input: T")
       .Input("dimension: Tidx")
       .Output("output: output_type")
-      .Attr("T: {numbertype, bool}")
-      .Attr("Tidx: {int16, int32, int64} = DT_INT32")
-      .Attr("output_type: {int16, uint16, int32, int64} = DT_INT64")
+      .Attr("T: {realnumbertype, quantizedtype, bool}")
+      .Attr(wide ? "Tidx: {int16, int32, int64} = DT_INT32" : "Tidx: {int32, int64} = DT_INT32")
+      .Attr(wide ? "output_type: {int16, uint16, int32, int64} = DT_INT64"
+                 : "output_type: {int32, int64} = DT_INT64")
       .SetShapeFn(ArgReductionShape)
       .Summary(summary);
   return b;

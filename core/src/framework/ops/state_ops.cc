@@ -69,6 +69,7 @@ void RegisterStateOps(OpRegistry* r) {
                        .Attr("T: type")
                        .Attr("validate_shape: bool = true")
                        .Attr("use_locking: bool = true")
+                       .SetAllowsUninitializedInput()
                        .SetShapeFn([](InferenceContext& c) -> Status {
                          c.set_output(0, c.input(1));
                          return Status();
@@ -79,8 +80,7 @@ void RegisterStateOps(OpRegistry* r) {
                          .Input("ref: Ref(T)")
                          .Input("value: T")
                          .Output("output_ref: Ref(T)")
-                         .Attr("T: {float, double, int32, int64, half, bfloat16, int8, int16, "
-                               "uint8, uint16, uint32, uint64, complex64, complex128}")
+                         .Attr("T: numbertype")
                          .Attr("use_locking: bool = false")
                          .SetShapeFn(UnchangedShape)
                          .Summary("ref += value (AssignAdd), ref -= value (AssignSub)."));
@@ -88,6 +88,7 @@ void RegisterStateOps(OpRegistry* r) {
                        .Input("ref: Ref(dtype)")
                        .Output("is_initialized: bool")
                        .Attr("dtype: type")
+                       .SetAllowsUninitializedInput()
                        .SetShapeFn(ScalarShape)
                        .Summary("Whether the variable has been assigned a value."));
 

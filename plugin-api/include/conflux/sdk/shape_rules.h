@@ -315,6 +315,53 @@ inline std::string TileShape(const Dims& input, const Dims& multiples, Dims* out
   return "";
 }
 
+// Pad, PadV2, MirrorPad and MirrorPadGrad. `paddings` holds the [rank, 2] paddings row by row
+// (before and after of dimension i at 2i and 2i + 1); `rows` is its number of rows. kGrow adds
+// them to the input (Pad, PadV2, MirrorPad), kShrink removes them (MirrorPadGrad). With a mirror
+// mode, each padding must be at most the dim (SYMMETRIC) or below it (REFLECT), of the input when
+// growing and of the output when shrinking.
+enum class PadMode { kConstant, kReflect, kSymmetric };
+enum class PadDirection { kGrow, kShrink };
+inline std::string PadShape(const Dims& input, const Dims& paddings, int64_t rows, PadMode mode,
+                            PadDirection direction, Dims* out) {
+  if (rows != static_cast<int64_t>(input.size()) || paddings.size() != 2 * input.size())
+    return Msg("paddings must be a matrix of shape [", input.size(), ",2] (a row per dimension of "
+               "the input, of shape ", ShapeStr(input), "), got ", rows, " rows");
+  out->resize(input.size());
+  for (size_t i = 0; i < input.size(); ++i) {
+    const int64_t before = paddings[2 * i], after = paddings[2 * i + 1];
+    if (before < 0 || after < 0)
+      return Msg("paddings must be >= 0, got [", before, ", ", after, "] for dimension ", i);
+    int64_t both = 0;
+    if (!AddFits(before, after, &both))
+      return Msg("paddings [", before, ", ", after, "] of dimension ", i, " do not fit int64");
+    int64_t dim = input[i];
+    if (direction == PadDirection::kShrink && dim >= 0) {
+      if (dim < both)
+        return Msg("dimension ", i, " of size ", dim, " is smaller than its paddings [", before,
+                   ", ", after, "]");
+      dim -= both;
+    }
+    if (mode != PadMode::kConstant && dim >= 0) {
+      const bool reflect = mode == PadMode::kReflect;
+      const int64_t limit = reflect ? dim - 1 : dim;
+      if (before > limit || after > limit)
+        return Msg("paddings [", before, ", ", after, "] of dimension ", i, " must be at most ",
+                   limit, " in ", reflect ? "REFLECT" : "SYMMETRIC", " mode (the dimension has ",
+                   dim, " elements)");
+    }
+    if (input[i] < 0) {
+      (*out)[i] = kUnknown;
+    } else if (direction == PadDirection::kShrink) {
+      (*out)[i] = dim;
+    } else if (!AddFits(dim, both, &(*out)[i])) {
+      return Msg("dimension ", i, " of size ", dim, " plus paddings [", before, ", ", after,
+                 "] does not fit int64");
+    }
+  }
+  return "";
+}
+
 // Slice: size[i] elements from begin[i] in each dimension; size -1 takes the rest.
 inline std::string SliceShape(const Dims& input, const Dims& begin, const Dims& size, Dims* out) {
   if (begin.size() != input.size() || size.size() != input.size())
