@@ -219,6 +219,7 @@ Status Session::Run(const RunOptions& options,
     step.collectives = group->host_collectives();
   }
   step.cancellation = &cancellation;
+  step.env = impl.runtime->env();
   step.rendezvous = rendezvous.get();
   step.call_frame = &frame;
   step.collect_stats = options.trace && metadata != nullptr;
