@@ -194,7 +194,7 @@ int Plugins(const Runtime& rt) {
 }
 
 StatusOr<std::unique_ptr<Graph>> LoadGraph(const Runtime& rt, const std::string& path) {
-  CFX_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDefFile(path));
+  CFX_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDefFile(path, rt.config().limits));
   auto g = Graph::FromGraphDef(def, &rt.ops());
   if (!g.ok()) return g.status().WithPrefix(path + ": ");
   return g;

@@ -205,7 +205,7 @@ Status Run(Runtime* runtime, const RunRequest& r) {
   }
   std::vector<std::pair<std::string, Tensor>> feeds;
   CFX_RETURN_IF_ERROR(ParseFeeds(r.feeds, &feeds));
-  CFX_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDefFile(r.graph_path));
+  CFX_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDefFile(r.graph_path, runtime->config().limits));
   auto session = Session::Create(runtime, graph);
   if (!session.ok()) return session.status().WithPrefix(r.graph_path + ": ");
 

@@ -416,7 +416,7 @@ TEST(ClusterConfigErrors, HeartbeatTimeoutNotLongerThanItsInterval) {
 
 TEST(ClusterConfigErrors, TopLevelUnknownKeyListsCluster) {
   ExpectInvalidConfig("clustre:\n  jobs: []\n", "test.yaml:1: clustre: ",
-                      {"unknown key", "logging, cluster)", "did you mean \"cluster\"?"});
+                      {"unknown key", "logging, limits, cluster)", "did you mean \"cluster\"?"});
 }
 
 }  // namespace

@@ -187,8 +187,9 @@ TEST(AbiLayout, HostApi) {
   EXPECT_EQ(offsetof(cfx_host_api, transport), 864u);
 }
 
-// The tables as released in minor 3 (struct_size, then one pointer per function), and the
-// transport table's functions appended in minor 4.
+// The tables as released in minor 3 (struct_size, then one pointer per function), the
+// transport table's functions appended in minor 4, and the kernel table's file functions
+// appended after it.
 TEST(AbiLayout, HostTables) {
   constexpr size_t kPtr = sizeof(void*);
   EXPECT_EQ(sizeof(cfx_host_core_api), (1 + 6) * kPtr);
@@ -196,7 +197,7 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(sizeof(cfx_host_attr_api), (1 + 13) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_shape_api), (1 + 7) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_tensor_api), (1 + 11) * kPtr);
-  EXPECT_EQ(sizeof(cfx_host_kernel_api), (1 + 16) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_kernel_api), (1 + 24) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_state_api), (1 + 12) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_gradient_api), (1 + 20) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_device_api), (1 + 3) * kPtr);
@@ -213,6 +214,14 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(offsetof(cfx_host_kernel_api, iteration), 14 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_kernel_api, register_cancellation), 15 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_kernel_api, deregister_cancellation), 16 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_open), 17 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_append), 18 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_sync), 19 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_close), 20 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_rename), 21 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_delete), 22 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_create_dir), 23 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_kernel_api, file_sync_dir), 24 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_state_api, variable_release), 12 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_gradient_api, scalar), 20 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_device_api, parallel_for), 3 * kPtr);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "conflux/graph_def.h"
 #include "conflux/status.h"
 
 namespace cfx {
@@ -108,6 +109,8 @@ struct Config {
   // step stats of earlier runs).
   std::string placement_cost_model = "measured";
   std::string log_level = "warning";                // debug, info, warning, error
+  // Bounds on the graphs this runtime's sessions take and the CLI reads (`limits:`).
+  GraphLimits limits;
   ClusterConfig cluster;
 
   // The built-in default: config/local.yaml as shipped (embedded in libconflux).

@@ -49,12 +49,34 @@ struct GraphDef {
 
 enum class GraphFormat { kBinary, kText };
 
-// Parses TensorFlow's wire format; InvalidArgument naming what was malformed.
-StatusOr<GraphDef> ParseGraphDef(std::string_view data, GraphFormat format);
+// Bounds on a graph from an untrusted source (docs/security.md): within them a graph gets an
+// error or runs, never a crash. Each is a key of the config's `limits:` section
+// (config/README.md), which sets them for the runtime's sessions (Session::Create, Extend) and
+// for the graphs the CLI reads. A graph over one is InvalidArgument naming the limit, the
+// graph's value and the config key.
+struct GraphLimits {
+  int64_t max_graph_bytes = int64_t{1} << 30;  // limits.graph_bytes: a serialized GraphDef
+  int64_t max_nodes = int64_t{1} << 22;        // limits.nodes: a session's whole graph
+  // limits.nesting_depth: messages nested in messages (func attrs in func attrs, ...), as
+  // protobuf's recursion limit; the parsers' recursion never goes deeper.
+  int max_nesting_depth = 100;
+  int64_t max_attr_list_length = int64_t{1} << 20;  // limits.attr_list_length: any list attr
+};
+
+// OK when `graph` has at most limits.max_nodes nodes (`more_nodes` counts nodes the graph adds
+// to, as for Session::Extend) and no list attr, nor one inside a func attr, is longer than
+// limits.max_attr_list_length or nested deeper than limits.max_nesting_depth.
+Status CheckGraphLimits(const GraphDef& graph, const GraphLimits& limits, int64_t more_nodes = 0);
+
+// Parses TensorFlow's wire format; InvalidArgument naming what was malformed, or the limit that
+// `data` is over.
+StatusOr<GraphDef> ParseGraphDef(std::string_view data, GraphFormat format,
+                                 const GraphLimits& limits = GraphLimits());
 std::string SerializeGraphDef(const GraphDef& graph, GraphFormat format);
 // Reads a file: protobuf text when the name ends in .pbtxt or .txt, binary otherwise.
 // Errors name the file.
-StatusOr<GraphDef> ReadGraphDefFile(const std::string& path);
+StatusOr<GraphDef> ReadGraphDefFile(const std::string& path,
+                                    const GraphLimits& limits = GraphLimits());
 Status WriteGraphDefFile(const GraphDef& graph, const std::string& path);
 GraphFormat GraphFormatForPath(const std::string& path);
 

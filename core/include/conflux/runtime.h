@@ -5,12 +5,14 @@
 #ifndef CONFLUX_RUNTIME_H_
 #define CONFLUX_RUNTIME_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "conflux/config.h"
 #include "conflux/device.h"
+#include "conflux/env.h"
 #include "conflux/kernel_registry.h"
 #include "conflux/op_def.h"
 #include "conflux/status.h"
@@ -74,6 +76,12 @@ class Runtime {
   // Device types registered by plugins, and for those with no device, why.
   std::vector<std::pair<std::string, std::string>> device_type_notes() const;
 
+  // The file system that this runtime's sessions write checkpoints through (SaveV2 and the
+  // Saver); Env::Default() unless set_env replaced it. `env` must outlive the runtime; steps
+  // that start after set_env use it.
+  Env* env() const { return env_.load(std::memory_order_acquire); }
+  void set_env(Env* env) { env_.store(env, std::memory_order_release); }
+
   // In a cluster: this process's task ("/job:worker/replica:0/task:0"); "" for one process.
   std::string task_name() const;
   // The cluster's state on the chief (the other tasks' devices, the transport); null for one
@@ -110,6 +118,7 @@ class Runtime {
   std::string job_ = "localhost";
   int task_ = 0;
   std::unique_ptr<internal::Cluster> cluster_;
+  std::atomic<Env*> env_{Env::Default()};
 };
 
 }  // namespace cfx

@@ -47,7 +47,8 @@ struct DeviceAttributes {
 
 class Session {
  public:
-  // `runtime` must outlive the session. The graph is validated against the runtime's ops.
+  // `runtime` must outlive the session. The graph is validated against the runtime's ops and
+  // its config's limits (Config::limits; Extend checks the grown graph).
   static StatusOr<std::unique_ptr<Session>> Create(Runtime* runtime, const GraphDef& graph = {});
   ~Session();  // closes the session
   Session(const Session&) = delete;

@@ -8,8 +8,12 @@
 //   writer->AddScalar("loss", 0.25f, step);
 //
 // The file is "<logdir>/events.out.tfevents.<seconds>.<host>", first record an Event with
-// file_version "brain.Event:2". Records are buffered; Flush writes them; the destructor flushes
-// and closes. Thread-safe.
+// file_version "brain.Event:2". Records are buffered; Flush appends them and syncs the file, so
+// a crash loses at most what was added since the last Flush; the destructor flushes and closes.
+// The file goes through an Env (conflux/env.h; Env::Default() unless given). A failed write
+// (ResourceExhausted for a full disk) is returned by that Flush and by every later one: the file
+// then ends in the records of the last successful Flush, perhaps followed by part of one record,
+// which ReadEventFile (and TensorBoard) drop. Thread-safe.
 #ifndef CONFLUX_SUMMARY_WRITER_H_
 #define CONFLUX_SUMMARY_WRITER_H_
 
@@ -19,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "conflux/env.h"
 #include "conflux/graph_def.h"
 #include "conflux/status.h"
 
@@ -26,8 +31,9 @@ namespace cfx {
 
 class SummaryWriter {
  public:
-  // Creates `logdir` (and parents) and a new events file in it.
-  static StatusOr<std::unique_ptr<SummaryWriter>> Create(const std::string& logdir);
+  // Creates `logdir` (and parents) and a new events file in it, through `env`.
+  static StatusOr<std::unique_ptr<SummaryWriter>> Create(const std::string& logdir,
+                                                         Env* env = Env::Default());
   ~SummaryWriter();
   SummaryWriter(const SummaryWriter&) = delete;
   SummaryWriter& operator=(const SummaryWriter&) = delete;
@@ -40,12 +46,14 @@ class SummaryWriter {
   const std::string& path() const { return path_; }
 
  private:
-  explicit SummaryWriter(std::string path);
+  SummaryWriter(std::string path, std::unique_ptr<WritableFile> file);
   Status Append(const std::string& event);  // a serialized Event
 
   std::mutex mu_;
   std::string path_;
+  std::unique_ptr<WritableFile> file_;
   std::string buffer_;
+  Status failed_;  // the first failed write: later Flushes return it
 };
 
 // One record of an events file, decoded (for tools and tests).
@@ -65,9 +73,12 @@ struct EventRecord {
   std::vector<Value> values;
 };
 
-// Reads an events file, checking both CRCs of every record. DataLoss names the file and the
-// record on truncation or corruption.
-StatusOr<std::vector<EventRecord>> ReadEventFile(const std::string& path);
+// Reads an events file, checking both CRCs of every record. A last record cut short by the end
+// of the file (its writer crashed or ran out of space while appending it) ends the read, as in
+// TensorBoard: the complete records come back and `*truncated_tail` (when given) says so.
+// DataLoss names the file and the record when a record is corrupted.
+StatusOr<std::vector<EventRecord>> ReadEventFile(const std::string& path,
+                                                 bool* truncated_tail = nullptr);
 
 }  // namespace cfx
 

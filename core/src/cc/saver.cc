@@ -11,6 +11,9 @@
 #include "conflux/cc/ops/standard_ops.h"
 #include "conflux/cc/variables.h"
 #include "conflux/device.h"
+#include "conflux/env.h"
+#include "conflux/runtime.h"
+#include "conflux/session.h"
 
 namespace cfx {
 namespace {
@@ -102,22 +105,7 @@ struct Index {
   std::vector<Entry> shards;
 };
 
-// Writes `text` to a temporary file renamed over `path`, so a crash leaves the old file.
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return errors::Unavailable("cannot write ", tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return errors::Unavailable("cannot rename ", tmp, " to ", path, ": ", ec.message());
-  return Status();
-}
-
-Status WriteIndex(const std::string& path, const Index& index) {
+Status WriteIndex(Env* env, const std::string& path, const Index& index) {
   std::ostringstream out;
   out << kIndexMagic << "\n" << "shards " << index.shards.size() << "\n";
   for (size_t k = 0; k < index.shards.size(); ++k) {
@@ -125,7 +113,7 @@ Status WriteIndex(const std::string& path, const Index& index) {
     out << "shard " << k << " " << (e.task.empty() ? "chief" : e.task) << " " << e.file << "\n";
     for (const std::string& name : e.names) out << "variable " << k << " " << name << "\n";
   }
-  return WriteAtomically(path, out.str());
+  return WriteFileAtomically(env, path, out.str());
 }
 
 StatusOr<Index> ReadIndex(const std::string& path) {
@@ -222,13 +210,14 @@ Saver::Saver(const Scope& scope, Options options) : options_(std::move(options))
 StatusOr<std::string> Saver::Save(ClientSession* session, const std::string& prefix,
                                   int64_t step) {
   const std::string written = StrCat(prefix, "-", step);
-  std::error_code ec;
-  fs::create_directories(DirOf(prefix), ec);
   const size_t n = shards_.size();
   ClientSession::FeedType feeds;
   for (size_t k = 0; k < n; ++k)
     feeds.emplace_back(shards_[k].prefix, n == 1 ? written : ShardPrefix(written, k, n));
   CFX_RETURN_IF_ERROR(session->Run(feeds, {}, {save_}, nullptr));
+  // SaveV2 made the folder where it ran; the chief's index and state may need it here.
+  Env* env = session->session()->runtime()->env();
+  CFX_RETURN_IF_ERROR(env->CreateDir(DirOf(prefix)));
   if (n > 1) {
     // Written last: the checkpoint exists once every shard does.
     Index index;
@@ -236,9 +225,9 @@ StatusOr<std::string> Saver::Save(ClientSession* session, const std::string& pre
       index.shards.push_back({shards_[k].task,
                               fs::path(ShardPrefix(written, k, n)).filename().string() + kSuffix,
                               {shards_[k].names.begin(), shards_[k].names.end()}});
-    CFX_RETURN_IF_ERROR(WriteIndex(written + kIndexSuffix, index));
+    CFX_RETURN_IF_ERROR(WriteIndex(env, written + kIndexSuffix, index));
   }
-  CFX_RETURN_IF_ERROR(UpdateState(written));
+  CFX_RETURN_IF_ERROR(UpdateState(env, written));
   return written;
 }
 
@@ -278,30 +267,38 @@ StatusOr<std::vector<std::string>> Saver::ShardPrefixes(const std::string& check
   return prefixes;
 }
 
-Status Saver::UpdateState(const std::string& written) {
+Status Saver::UpdateState(Env* env, const std::string& written) {
   const std::string dir = DirOf(written);
   if (kept_.empty()) {
     // A resumed run keeps managing the checkpoints that earlier runs recorded.
     auto earlier = ReadState(dir);
     if (earlier.ok()) kept_ = earlier->all;
   }
-  std::erase(kept_, written);
-  kept_.push_back(written);
-  while (options_.max_to_keep > 0 && static_cast<int>(kept_.size()) > options_.max_to_keep) {
-    std::error_code ec;
-    const std::string& old = kept_.front();
-    fs::remove(old + kSuffix, ec);
-    if (auto index = ReadIndex(old + kIndexSuffix); index.ok()) {
-      fs::remove(old + kIndexSuffix, ec);  // first: a checkpoint without all its shards is gone
-      for (const Index::Entry& e : index->shards)
-        fs::remove(fs::path(old).parent_path() / e.file, ec);
-    }
-    kept_.erase(kept_.begin());
+  std::vector<std::string> kept = kept_;
+  std::erase(kept, written);
+  kept.push_back(written);
+  std::vector<std::string> dropped;
+  while (options_.max_to_keep > 0 && static_cast<int>(kept.size()) > options_.max_to_keep) {
+    dropped.push_back(kept.front());
+    kept.erase(kept.begin());
   }
   std::ostringstream out;
   out << "model_checkpoint_path: " << Quoted(written) << "\n";
-  for (const std::string& k : kept_) out << "all_model_checkpoint_paths: " << Quoted(k) << "\n";
-  return WriteAtomically((fs::path(dir) / kStateFile).string(), out.str());
+  for (const std::string& k : kept) out << "all_model_checkpoint_paths: " << Quoted(k) << "\n";
+  // The state names the new checkpoint before the old ones go: a crash in between leaves
+  // files that nothing names, never a state that names a deleted checkpoint.
+  CFX_RETURN_IF_ERROR(WriteFileAtomically(env, (fs::path(dir) / kStateFile).string(), out.str()));
+  kept_ = std::move(kept);
+  for (const std::string& old : dropped) {
+    (void)env->DeleteFile(old + kSuffix);
+    if (auto index = ReadIndex(old + kIndexSuffix); index.ok()) {
+      // The index first: a checkpoint without all its shards is gone.
+      (void)env->DeleteFile(old + kIndexSuffix);
+      for (const Index::Entry& e : index->shards)
+        (void)env->DeleteFile((fs::path(old).parent_path() / e.file).string());
+    }
+  }
+  return Status();
 }
 
 Status Saver::Restore(ClientSession* session, const std::string& checkpoint) {

@@ -37,10 +37,6 @@ namespace {
 
 namespace pb = ::conflux;
 
-// Depth of nested messages (func attrs inside func attrs, ...) a text file may have, as the
-// binary parser's default; deeper input is rejected rather than risking the stack.
-constexpr int kMaxNesting = 100;
-
 // --- map entry order ---------------------------------------------------------------------------
 
 enum class EntryOrder {
@@ -579,24 +575,40 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string first_;
 };
 
-// Parses `data` into `proto`; `what` names the message in errors ("GraphDef", "OpList").
-Status ParseProto(std::string_view data, GraphFormat format, const char* what,
+// Parses binary `data` with messages nested at most `depth` deep (protobuf's recursion limit).
+bool ParseBinary(std::string_view data, int depth, google::protobuf::Message* proto) {
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(data.data()),
+                                               static_cast<int>(data.size()));
+  input.SetRecursionLimit(depth);
+  proto->Clear();
+  return proto->ParseFromCodedStream(&input) && input.ConsumedEntireMessage();
+}
+
+// Parses `data` into `proto` with messages nested at most `depth` deep; `what` names the message
+// in errors ("GraphDef", "OpList"). `data` is at most INT_MAX bytes.
+Status ParseProto(std::string_view data, GraphFormat format, const char* what, int depth,
                   google::protobuf::Message* proto) {
   if (format == GraphFormat::kText) {
     google::protobuf::TextFormat::Parser parser;
     FirstErrorCollector collector;
     parser.RecordErrorsTo(&collector);
-    parser.SetRecursionLimit(kMaxNesting);
-    if (data.size() > static_cast<size_t>(INT_MAX))
-      return errors::InvalidArgument("text ", what, " of ", data.size(), " bytes is over 2 GiB");
+    parser.SetRecursionLimit(depth);
     google::protobuf::io::ArrayInputStream input(data.data(), static_cast<int>(data.size()));
-    if (!parser.Parse(&input, proto))
-      return errors::InvalidArgument("malformed text ", what, ": ",
-                                     collector.first().empty() ? "parse error" : collector.first());
+    if (!parser.Parse(&input, proto)) {
+      const std::string& first = collector.first();
+      return errors::InvalidArgument(
+          "malformed text ", what, ": ", first.empty() ? "parse error" : first,
+          first.find("recursion limit") != std::string::npos
+              ? StrCat(" (config key limits.nesting_depth = ", depth, ")")
+              : "");
+    }
     Status utf8 = CheckUtf8(*proto);
     if (!utf8.ok()) return utf8.WithPrefix(StrCat("malformed text ", what, ": "));
-  } else if (data.size() > static_cast<size_t>(INT_MAX) ||
-             !proto->ParseFromArray(data.data(), static_cast<int>(data.size()))) {
+  } else if (!ParseBinary(data, depth, proto)) {
+    // Tell nesting from malformed bytes: a deeper parse, still bounded, that succeeds.
+    if (depth < 1000 && ParseBinary(data, 1000, proto))
+      return errors::InvalidArgument("binary ", what, " nests messages deeper than the limit of ",
+                                     depth, " (config key limits.nesting_depth)");
     return errors::InvalidArgument("malformed binary ", what, ": ", data.size(),
                                    " bytes that do not parse as a ", what, " protobuf");
   }
@@ -615,19 +627,35 @@ bool GraphDef::operator==(const GraphDef& o) const {
          version == o.version && library == o.library;
 }
 
-StatusOr<GraphDef> ParseGraphDef(std::string_view data, GraphFormat format) {
+StatusOr<GraphDef> ParseGraphDef(std::string_view data, GraphFormat format,
+                                 const GraphLimits& limits) {
+  const char* kind = format == GraphFormat::kText ? "text" : "binary";
+  const int64_t max_bytes = std::min<int64_t>(limits.max_graph_bytes, INT_MAX);
+  if (static_cast<uint64_t>(data.size()) > static_cast<uint64_t>(max_bytes))
+    return errors::InvalidArgument(
+        kind, " GraphDef of ", data.size(), " bytes is over the limit of ", max_bytes,
+        " bytes (config key limits.graph_bytes",
+        max_bytes < limits.max_graph_bytes ? "; protobuf's 2 GiB" : "", ")");
+  const int depth = std::max(limits.max_nesting_depth, 1);
   google::protobuf::Arena arena;
   auto* proto = google::protobuf::Arena::CreateMessage<pb::GraphDef>(&arena);
-  CFX_RETURN_IF_ERROR(ParseProto(data, format, "GraphDef", proto));
+  CFX_RETURN_IF_ERROR(ParseProto(data, format, "GraphDef", depth, proto));
+  if (proto->node_size() > limits.max_nodes)
+    return errors::InvalidArgument("GraphDef has ", proto->node_size(),
+                                   " nodes, over the limit of ", limits.max_nodes,
+                                   " (config key limits.nodes)");
   GraphDef graph;
   CFX_RETURN_IF_ERROR(GraphFromProto(proto, &graph));
+  CFX_RETURN_IF_ERROR(CheckGraphLimits(graph, limits));
   return graph;
 }
 
 StatusOr<std::vector<OpDef>> ParseOpList(std::string_view data, GraphFormat format) {
   google::protobuf::Arena arena;
   auto* proto = google::protobuf::Arena::CreateMessage<pb::OpList>(&arena);
-  CFX_RETURN_IF_ERROR(ParseProto(data, format, "OpList", proto));
+  if (data.size() > static_cast<size_t>(INT_MAX))
+    return errors::InvalidArgument("an OpList of ", data.size(), " bytes is over 2 GiB");
+  CFX_RETURN_IF_ERROR(ParseProto(data, format, "OpList", GraphLimits().max_nesting_depth, proto));
   std::vector<OpDef> ops(proto->op_size());
   for (int i = 0; i < proto->op_size(); ++i)
     CFX_RETURN_IF_ERROR(OpDefFromProto(proto->op(i), &ops[i]));
@@ -649,12 +677,17 @@ GraphFormat GraphFormatForPath(const std::string& path) {
                                                             : GraphFormat::kBinary;
 }
 
-StatusOr<GraphDef> ReadGraphDefFile(const std::string& path) {
+StatusOr<GraphDef> ReadGraphDefFile(const std::string& path, const GraphLimits& limits) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return errors::InvalidArgument(path, ": is a directory, not a GraphDef file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > static_cast<uintmax_t>(std::max<int64_t>(limits.max_graph_bytes, 0)))
+    return errors::InvalidArgument(path, ": GraphDef file of ", size,
+                                   " bytes is over the limit of ", limits.max_graph_bytes,
+                                   " bytes (config key limits.graph_bytes)");
   CFX_ASSIGN_OR_RETURN(std::string data, internal::ReadFileToString(path));
-  StatusOr<GraphDef> graph = ParseGraphDef(data, GraphFormatForPath(path));
+  StatusOr<GraphDef> graph = ParseGraphDef(data, GraphFormatForPath(path), limits);
   if (!graph.ok()) return graph.status().WithPrefix(path + ": ");
   return graph;
 }

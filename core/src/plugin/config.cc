@@ -5,6 +5,7 @@
 // none leaves this file. Parsing keeps no state between calls; all functions are thread-safe.
 #include "conflux/config.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -289,6 +290,11 @@ class Parser {
   StatusOr<Config> Parse(const std::string& text) const {
     try {
       return ParseOrThrow(text);
+    } catch (const YAML::DeepRecursion& e) {
+      // yaml-cpp's own bound on its recursion (its message says only "bad file").
+      return errors::InvalidArgument(source_, ":", e.mark.line + 1, ": YAML nested too deeply (",
+                                     e.depth(), " nested calls of the YAML parser at column ",
+                                     e.mark.column + 1, "; a config nests a few levels)");
     } catch (const YAML::ParserException& e) {
       if (e.mark.is_null()) return errors::InvalidArgument(source_, ": invalid YAML: ", e.msg);
       return errors::InvalidArgument(source_, ":", e.mark.line + 1, ": invalid YAML: ", e.msg,
@@ -312,23 +318,31 @@ class Parser {
     if (!root.node.IsMap())
       return Error(root,
                    "expected a map of sections (plugin_paths, plugins, devices, threads, "
-                   "optimizer, placement, logging, cluster) at the top level, got " +
+                   "optimizer, placement, logging, limits, cluster) at the top level, got " +
                        Describe(root.node));
-    CFX_RETURN_IF_ERROR(
-        ForEachEntry(root,
-                     {"plugin_paths", "plugins", "devices", "threads", "optimizer", "placement",
-                      "logging", "cluster"},
-                     [&](const Entry& e) -> Status {
-                       if (e.key == "plugin_paths")
-                         return ParsePluginPaths(e.value, &config.plugin_paths);
-                       if (e.key == "plugins") return ParsePlugins(e.value, &config.plugins);
-                       if (e.key == "devices") return ParseDevices(e.value, &config.devices);
-                       if (e.key == "threads") return ParseThreads(e.value, &config);
-                       if (e.key == "optimizer") return ParseOptimizer(e.value, &config);
-                       if (e.key == "placement") return ParsePlacement(e.value, &config);
-                       if (e.key == "cluster") return ParseCluster(e.value, &config.cluster);
-                       return ParseLogging(e.value, &config.log_level);  // "logging"
-                     }));
+    CFX_RETURN_IF_ERROR(ForEachEntry(root,
+                                     {"plugin_paths", "plugins", "devices", "threads", "optimizer",
+                                      "placement", "logging", "limits", "cluster"},
+                                     [&](const Entry& e) -> Status {
+                                       if (e.key == "plugin_paths")
+                                         return ParsePluginPaths(e.value, &config.plugin_paths);
+                                       if (e.key == "plugins")
+                                         return ParsePlugins(e.value, &config.plugins);
+                                       if (e.key == "devices")
+                                         return ParseDevices(e.value, &config.devices);
+                                       if (e.key == "threads")
+                                         return ParseThreads(e.value, &config);
+                                       if (e.key == "optimizer")
+                                         return ParseOptimizer(e.value, &config);
+                                       if (e.key == "placement")
+                                         return ParsePlacement(e.value, &config);
+                                       if (e.key == "cluster")
+                                         return ParseCluster(e.value, &config.cluster);
+                                       if (e.key == "limits")
+                                         return ParseLimits(e.value, &config.limits);
+                                       return ParseLogging(e.value,
+                                                           &config.log_level);  // "logging"
+                                     }));
     return config;
   }
 
@@ -460,6 +474,27 @@ class Parser {
       return Error(e.value, "expected static or measured, got " + Describe(e.value.node) +
                                 DidYouMean(config->placement_cost_model, {"static", "measured"}));
     });
+  }
+
+  Status ParseLimits(const Located& at, GraphLimits* limits) const {
+    return ForEachEntry(at, {"graph_bytes", "nodes", "nesting_depth", "attr_list_length"},
+                        [&](const Entry& e) -> Status {
+                          if (e.key == "graph_bytes")
+                            return QuantityOf(e.value, kSize, &limits->max_graph_bytes);
+                          CFX_ASSIGN_OR_RETURN(int64_t n, NonNegativeInt(e.value));
+                          if (n == 0) return Error(e.value, "expected a positive number, got 0");
+                          if (e.key == "nodes") {
+                            limits->max_nodes = n;
+                          } else if (e.key == "attr_list_length") {
+                            limits->max_attr_list_length = n;
+                          } else {  // "nesting_depth": protobuf's recursion limit, an int
+                            if (n > 10000)
+                              return Error(e.value,
+                                           "expected at most 10000, got " + std::to_string(n));
+                            limits->max_nesting_depth = static_cast<int>(n);
+                          }
+                          return Status();
+                        });
   }
 
   Status ParseLogging(const Located& at, std::string* level) const {

@@ -1,9 +1,11 @@
 // The kernel table of the host API (cfx_host_kernel_api): one kernel call's inputs, outputs,
-// temporaries and error, where it runs (step, frame, iteration) and its step's cancellation. A
-// cfx_kernel_context* is the runtime's KernelContext*.
+// temporaries and error, where it runs (step, frame, iteration), its step's cancellation and the
+// files it writes. A cfx_kernel_context* is the runtime's KernelContext*; a cfx_file* is a
+// WritableFile* of the step's Env.
 #include <algorithm>
 #include <optional>
 
+#include "conflux/env.h"
 #include "plugin/abi_types.h"
 #include "plugin/host_api_tables.h"
 #include "runtime/kernel_context.h"
@@ -168,6 +170,43 @@ int CtxDeregisterCancellation(KernelContext* c, cfx_cancel_token token) {
   return cm->Deregister(token) ? 1 : 0;
 }
 
+// Files: through the Env of the call's step (the runtime's), Env::Default() outside a step.
+Env* EnvOf(const KernelContext* c) {
+  return c->step != nullptr && c->step->env != nullptr ? c->step->env : Env::Default();
+}
+
+// The handle of a file a kernel opened.
+WritableFile* FileOf(cfx_file* f) { return reinterpret_cast<WritableFile*>(f); }
+
+cfx_file* CtxFileOpen(KernelContext* c, const char* path, cfx_status* s) {
+  auto file = EnvOf(c)->NewWritableFile(path);
+  if (!file.ok()) {
+    SetError(s, file.status());
+    return nullptr;
+  }
+  return reinterpret_cast<cfx_file*>(file->release());
+}
+void FileAppend(cfx_file* f, const void* data, size_t size, cfx_status* s) {
+  SetError(s, FileOf(f)->Append(std::string_view(static_cast<const char*>(data), size)));
+}
+void FileSync(cfx_file* f, cfx_status* s) { SetError(s, FileOf(f)->Sync()); }
+void FileClose(cfx_file* f, cfx_status* s) {
+  std::unique_ptr<WritableFile> file(FileOf(f));
+  SetError(s, file->Close());
+}
+void CtxFileRename(KernelContext* c, const char* from, const char* to, cfx_status* s) {
+  SetError(s, EnvOf(c)->RenameFile(from, to));
+}
+void CtxFileDelete(KernelContext* c, const char* path, cfx_status* s) {
+  SetError(s, EnvOf(c)->DeleteFile(path));
+}
+void CtxFileCreateDir(KernelContext* c, const char* dir, cfx_status* s) {
+  SetError(s, EnvOf(c)->CreateDir(dir));
+}
+void CtxFileSyncDir(KernelContext* c, const char* dir, cfx_status* s) {
+  SetError(s, EnvOf(c)->SyncDir(dir));
+}
+
 }  // namespace
 
 const cfx_host_kernel_api* HostKernelApi() {
@@ -188,6 +227,14 @@ const cfx_host_kernel_api* HostKernelApi() {
     a->iteration = OnContext<CtxIteration>::Call;
     a->register_cancellation = OnContext<CtxRegisterCancellation>::Call;
     a->deregister_cancellation = OnContext<CtxDeregisterCancellation>::Call;
+    a->file_open = OnContext<CtxFileOpen>::Call;
+    a->file_append = FileAppend;
+    a->file_sync = FileSync;
+    a->file_close = FileClose;
+    a->file_rename = OnContext<CtxFileRename>::Call;
+    a->file_delete = OnContext<CtxFileDelete>::Call;
+    a->file_create_dir = OnContext<CtxFileCreateDir>::Call;
+    a->file_sync_dir = OnContext<CtxFileSyncDir>::Call;
   });
 }
 

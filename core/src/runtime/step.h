@@ -22,6 +22,7 @@
 namespace cfx {
 
 class Collectives;
+class Env;
 
 // Callbacks to run when a step is aborted (a kernel failed, the step timed out, the session
 // closed). Blocked operations (queue ops, Recvs) register one and deregister when they finish.
@@ -78,6 +79,9 @@ struct StepContext {
   // The process group's collectives for host memory (runtime/transport.h); null outside a
   // cluster. The collective kernels (CollectiveReduceV2, ...) run on them.
   Collectives* collectives = nullptr;
+  // The file system the step's kernels write through (the runtime's Env); null means
+  // Env::Default().
+  Env* env = nullptr;
 };
 
 // A one-shot event.

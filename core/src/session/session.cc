@@ -69,6 +69,7 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Runtime* runtime, const Graph
   if (runtime == nullptr) return errors::InvalidArgument("Session::Create needs a runtime");
   if (runtime->devices().empty())
     return errors::FailedPrecondition("the runtime has no devices (check the config's plugins)");
+  CFX_RETURN_IF_ERROR(CheckGraphLimits(graph, runtime->config().limits));
   CFX_RETURN_IF_ERROR(Graph::FromGraphDef(graph, &runtime->ops()).status());
   auto impl = std::make_unique<Impl>();
   impl->runtime = runtime;
@@ -86,6 +87,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Runtime* runtime, const Graph
 Status Session::Extend(const GraphDef& graph) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->closed) return errors::FailedPrecondition("Extend on a closed session");
+  CFX_RETURN_IF_ERROR(CheckGraphLimits(graph, impl_->runtime->config().limits,
+                                       static_cast<int64_t>(impl_->graph.node.size())));
   GraphDef combined = impl_->graph;
   std::set<std::string> names;
   for (const NodeDef& n : combined.node) names.insert(n.name);
@@ -219,6 +222,7 @@ Status Session::Run(const RunOptions& options,
     step.collectives = group->host_collectives();
   }
   step.cancellation = &cancellation;
+  step.env = impl.runtime->env();
   step.rendezvous = rendezvous.get();
   step.call_frame = &frame;
   step.collect_stats = options.trace && metadata != nullptr;

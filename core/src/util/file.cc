@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "conflux/env.h"
+
 namespace cfx::internal {
 
 Status ErrnoStatus(int err, const std::string& what) {
@@ -17,6 +19,10 @@ Status ErrnoStatus(int err, const std::string& what) {
     case EPERM:
     case EROFS:
       return errors::PermissionDenied(message);
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+      return errors::ResourceExhausted(message);
     default:
       return errors::Unavailable(message);
   }
@@ -38,12 +44,10 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
 }
 
 Status WriteStringToFile(const std::string& path, std::string_view data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out.is_open()) return ErrnoStatus(errno, StrCat(path, ": cannot open for writing"));
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  out.close();
-  if (!out) return errors::DataLoss(path, ": write failed");
-  return Status::OK();
+  Env* env = Env::Default();
+  CFX_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env->NewWritableFile(path));
+  CFX_RETURN_IF_ERROR(file->Append(data));
+  return file->Close();
 }
 
 }  // namespace cfx::internal

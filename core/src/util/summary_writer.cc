@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,28 +34,32 @@ void PutLE(std::string* out, T v) {
 
 }  // namespace
 
-SummaryWriter::SummaryWriter(std::string path) : path_(std::move(path)) {}
+SummaryWriter::SummaryWriter(std::string path, std::unique_ptr<WritableFile> file)
+    : path_(std::move(path)), file_(std::move(file)) {}
 
-SummaryWriter::~SummaryWriter() { (void)Flush(); }
+SummaryWriter::~SummaryWriter() {
+  (void)Flush();
+  (void)file_->Close();
+}
 
-StatusOr<std::unique_ptr<SummaryWriter>> SummaryWriter::Create(const std::string& logdir) {
-  std::error_code ec;
-  std::filesystem::create_directories(logdir, ec);
-  if (ec) return errors::Unavailable("cannot create log directory ", logdir, ": ", ec.message());
+StatusOr<std::unique_ptr<SummaryWriter>> SummaryWriter::Create(const std::string& logdir,
+                                                               Env* env) {
+  Status made = env->CreateDir(logdir);
+  if (!made.ok()) return made.WithPrefix("cannot create log directory " + logdir + ": ");
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   const std::string path = StrCat(logdir, "/events.out.tfevents.",
                                   static_cast<int64_t>(Now()), ".", host);
-  {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) return errors::Unavailable("cannot create events file ", path);
-  }
-  std::unique_ptr<SummaryWriter> w(new SummaryWriter(path));
+  auto file = env->NewWritableFile(path);
+  if (!file.ok()) return file.status().WithPrefix("cannot create events file: ");
+  std::unique_ptr<SummaryWriter> w(new SummaryWriter(path, std::move(*file)));
   conflux::Event e;
   e.set_wall_time(Now());
   e.set_file_version("brain.Event:2");
   CFX_RETURN_IF_ERROR(w->Append(e.SerializeAsString()));
   CFX_RETURN_IF_ERROR(w->Flush());
+  // The new file's name is durable too: a later Flush syncs only its contents.
+  CFX_RETURN_IF_ERROR(env->SyncDir(logdir));
   return w;
 }
 
@@ -99,16 +102,24 @@ Status SummaryWriter::AddGraph(const GraphDef& graph) {
 
 Status SummaryWriter::Flush() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
   if (buffer_.empty()) return Status();
-  std::ofstream f(path_, std::ios::binary | std::ios::app);
-  f.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  f.flush();
-  if (!f) return errors::Unavailable("cannot write events file ", path_);
+  Status s = file_->Append(buffer_);
+  if (s.ok()) s = file_->Sync();
+  if (!s.ok()) {
+    // What follows a partly written record could not be read: stop here for good.
+    failed_ = s.WithPrefix("events file " + path_ + " stopped at its last complete flush: ");
+    return failed_;
+  }
   buffer_.clear();
   return Status();
 }
 
-StatusOr<std::vector<EventRecord>> ReadEventFile(const std::string& path) {
+StatusOr<std::vector<EventRecord>> ReadEventFile(const std::string& path, bool* truncated_tail) {
+  if (truncated_tail != nullptr) *truncated_tail = false;
+  auto tail = [&] {
+    if (truncated_tail != nullptr) *truncated_tail = true;
+  };
   std::ifstream f(path, std::ios::binary);
   if (!f) return errors::NotFound("cannot open events file ", path);
   std::stringstream ss;
@@ -118,8 +129,10 @@ StatusOr<std::vector<EventRecord>> ReadEventFile(const std::string& path) {
   size_t pos = 0;
   while (pos < data.size()) {
     const size_t record = out.size();
-    if (data.size() - pos < 12)
-      return errors::DataLoss(path, ": record ", record, " is truncated (header)");
+    if (data.size() - pos < 12) {
+      tail();
+      break;
+    }
     uint64_t len;
     uint32_t len_crc;
     std::memcpy(&len, data.data() + pos, 8);
@@ -127,8 +140,10 @@ StatusOr<std::vector<EventRecord>> ReadEventFile(const std::string& path) {
     if (len_crc != MaskedCrc(data.data() + pos, 8))
       return errors::DataLoss(path, ": record ", record, " has a bad length checksum");
     pos += 12;
-    if (data.size() - pos < len + 4)
-      return errors::DataLoss(path, ": record ", record, " is truncated (", len, " bytes expected)");
+    if (data.size() - pos < 4 || data.size() - pos - 4 < len) {
+      tail();
+      break;
+    }
     uint32_t crc;
     std::memcpy(&crc, data.data() + pos + len, 4);
     if (crc != MaskedCrc(data.data() + pos, len))

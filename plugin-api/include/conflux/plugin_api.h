@@ -59,6 +59,7 @@ typedef struct cfx_event cfx_event;   /* plugin-owned completion event */
 typedef struct cfx_variable cfx_variable; /* host-owned variable (minor 1) */
 typedef struct cfx_grad_context cfx_grad_context; /* one gradient-function call (minor 2) */
 typedef struct cfx_grad_node cfx_grad_node;       /* a node being built by one (minor 2) */
+typedef struct cfx_file cfx_file; /* a file a kernel writes through the host (after minor 4) */
 
 /* Status codes: the same numbers as TensorFlow's error codes. */
 typedef enum cfx_code {

@@ -171,6 +171,22 @@ typedef struct cfx_host_kernel_api {
    * running callback has returned, unless called from inside a cancellation callback of the
    * same step, so that the caller may free what the callback uses. */
   int (*deregister_cancellation)(cfx_kernel_context* c, cfx_cancel_token token);
+
+  /* Files written through the host's file system, the runtime's Env (conflux/env.h), so that
+   * what a kernel writes (SaveV2's checkpoint) shares the runtime's storage and its tests' fault
+   * injection (appended after minor 4: check CFX_HAS_FIELD). Errors name the file; a full disk
+   * is CFX_RESOURCE_EXHAUSTED. file_open creates or truncates `path` and returns NULL on error;
+   * file_sync makes what was appended durable; file_close closes and frees `f`, also when it
+   * fails. file_rename replaces `to` atomically; file_create_dir creates missing parents too;
+   * file_sync_dir makes a folder's entries (files created, renamed, deleted) durable. */
+  cfx_file* (*file_open)(cfx_kernel_context* c, const char* path, cfx_status* s);
+  void (*file_append)(cfx_file* f, const void* data, size_t size, cfx_status* s);
+  void (*file_sync)(cfx_file* f, cfx_status* s);
+  void (*file_close)(cfx_file* f, cfx_status* s);
+  void (*file_rename)(cfx_kernel_context* c, const char* from, const char* to, cfx_status* s);
+  void (*file_delete)(cfx_kernel_context* c, const char* path, cfx_status* s);
+  void (*file_create_dir)(cfx_kernel_context* c, const char* dir, cfx_status* s);
+  void (*file_sync_dir)(cfx_kernel_context* c, const char* dir, cfx_status* s);
 } cfx_host_kernel_api;
 
 /* ---- state ------------------------------------------------------------------------------ */

@@ -37,12 +37,14 @@ struct NamedTensor {
   sdk::Tensor tensor;  // host memory
 };
 
-// Writes `tensors` to `path`: first to `path.tmp.<random>` in the same directory (created with
-// its parents when missing), fsync'ed, then renamed over `path`, then the directory fsync'ed.
-// On failure the temporary file is removed and any previous file at `path` is untouched.
-// InvalidArgument for duplicate names or dtypes a checkpoint cannot hold; I/O errors map errno
-// (NotFound, PermissionDenied, ResourceExhausted for a full disk or file-size limit, ...).
-sdk::Status WriteCheckpoint(const std::string& path, const std::vector<NamedTensor>& tensors);
+// Writes `tensors` to `path` through the host's file system (the files of `ctx`, the runtime's
+// Env): first to `path.tmp.<random>` in the same directory (created with its parents when
+// missing), synced, then renamed over `path`, then the directory synced. On failure the
+// temporary file is removed and any previous file at `path` is untouched.
+// InvalidArgument for duplicate names or dtypes a checkpoint cannot hold; I/O errors name the
+// file (NotFound, PermissionDenied, ResourceExhausted for a full disk or file-size limit, ...).
+sdk::Status WriteCheckpoint(sdk::KernelContext& ctx, const std::string& path,
+                            const std::vector<NamedTensor>& tensors);
 
 // One index record.
 struct Entry {

@@ -44,7 +44,7 @@ class SaveV2Kernel {
       tensors[i].name = std::string(ctx.input(1).string(i));
       tensors[i].tensor = ctx.input(kFixedInputs + i);
     }
-    return checkpoint::WriteCheckpoint(path, tensors);
+    return checkpoint::WriteCheckpoint(ctx, path, tensors);
   }
 };
 

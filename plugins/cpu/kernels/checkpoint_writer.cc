@@ -1,7 +1,5 @@
-// WriteCheckpoint: header, payloads in input order, sorted index, footer; written to a temporary
-// file and renamed into place.
-#include <fcntl.h>
-#include <sys/stat.h>
+// WriteCheckpoint: header, payloads in input order, sorted index, footer; written through the
+// host's file system to a temporary file, synced, and renamed into place.
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,54 +19,21 @@ using sdk::Crc32c;
 using sdk::Crc32cExtend;
 namespace {
 
-// Appends to a file descriptor through a buffer; large blocks go straight to write(2).
+// Appends to a host file, counting the bytes; the host buffers small appends.
 class FileWriter {
  public:
-  FileWriter(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  explicit FileWriter(sdk::WritableFile& file) : file_(file) {}
   uint64_t position() const { return position_; }
 
   sdk::Status Append(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
     position_ += n;
-    if (buffer_.size() + n <= kBufferSize) {
-      buffer_.append(p, n);
-      return sdk::Status();
-    }
-    CFX_SDK_RETURN_IF_ERROR(Flush());
-    if (n <= kBufferSize) {
-      buffer_.assign(p, n);
-      return sdk::Status();
-    }
-    return WriteAll(p, n);
+    return file_.Append(std::string_view(static_cast<const char*>(data), n));
   }
   sdk::Status Append(const std::string& s) { return Append(s.data(), s.size()); }
 
-  sdk::Status Flush() {
-    sdk::Status s = WriteAll(buffer_.data(), buffer_.size());
-    buffer_.clear();
-    return s;
-  }
-
  private:
-  static constexpr size_t kBufferSize = 1 << 20;
-
-  sdk::Status WriteAll(const char* p, size_t n) {
-    while (n > 0) {
-      ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(errno, "cannot write checkpoint file " + path_);
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return sdk::Status();
-  }
-
-  int fd_;
-  const std::string& path_;
+  sdk::WritableFile& file_;
   uint64_t position_ = 0;
-  std::string buffer_;
 };
 
 std::string Dirname(const std::string& path) {
@@ -76,17 +41,6 @@ std::string Dirname(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
-}
-
-// mkdir -p, as TensorFlow's savers create the checkpoint directory.
-sdk::Status MakeDirectories(const std::string& dir) {
-  for (size_t i = 1; i <= dir.size(); ++i) {
-    if (i != dir.size() && dir[i] != '/') continue;
-    std::string part = dir.substr(0, i);
-    if (::mkdir(part.c_str(), 0777) != 0 && errno != EEXIST)
-      return ErrnoStatus(errno, "cannot create checkpoint directory " + part);
-  }
-  return sdk::Status();
 }
 
 std::string RandomSuffix() {
@@ -162,10 +116,9 @@ std::string EncodeFooter(uint64_t index_offset, const std::string& index) {
   return f;
 }
 
-// Writes the whole file to the open descriptor `fd` and fsyncs it.
-sdk::Status WriteFile(int fd, const std::string& tmp_path,
-                      const std::vector<NamedTensor>& tensors) {
-  FileWriter w(fd, tmp_path);
+// Writes the whole file to `file` and syncs it.
+sdk::Status WriteFile(sdk::WritableFile& file, const std::vector<NamedTensor>& tensors) {
+  FileWriter w(file);
   CFX_SDK_RETURN_IF_ERROR(w.Append(EncodeHeader()));
   std::map<std::string, Entry> entries;
   for (const NamedTensor& nt : tensors) {
@@ -180,24 +133,14 @@ sdk::Status WriteFile(int fd, const std::string& tmp_path,
   const std::string index = EncodeIndex(entries);
   CFX_SDK_RETURN_IF_ERROR(w.Append(index));
   CFX_SDK_RETURN_IF_ERROR(w.Append(EncodeFooter(index_offset, index)));
-  CFX_SDK_RETURN_IF_ERROR(w.Flush());
-  if (::fsync(fd) != 0) return ErrnoStatus(errno, "cannot fsync checkpoint file " + tmp_path);
-  return sdk::Status();
-}
-
-sdk::Status SyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "cannot open checkpoint directory " + dir);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return ErrnoStatus(err, "cannot fsync checkpoint directory " + dir);
-  return sdk::Status();
+  CFX_SDK_RETURN_IF_ERROR(file.Sync());
+  return file.Close();
 }
 
 }  // namespace
 
-sdk::Status WriteCheckpoint(const std::string& path, const std::vector<NamedTensor>& tensors) {
+sdk::Status WriteCheckpoint(sdk::KernelContext& ctx, const std::string& path,
+                            const std::vector<NamedTensor>& tensors) {
   if constexpr (std::endian::native != std::endian::little)
     return sdk::Unimplemented("checkpoints are little-endian; this host is not");
   std::set<std::string_view> names;
@@ -212,20 +155,18 @@ sdk::Status WriteCheckpoint(const std::string& path, const std::vector<NamedTens
                                   "tensors only)");
   }
   const std::string dir = Dirname(path);
-  CFX_SDK_RETURN_IF_ERROR(MakeDirectories(dir));
+  CFX_SDK_RETURN_IF_ERROR(ctx.CreateDir(dir));
   const std::string tmp_path = path + ".tmp." + RandomSuffix();
-  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return ErrnoStatus(errno, "cannot create checkpoint file " + tmp_path);
-  sdk::Status s = WriteFile(fd, tmp_path, tensors);
-  if (::close(fd) != 0 && s.ok())
-    s = ErrnoStatus(errno, "cannot close checkpoint file " + tmp_path);
-  if (s.ok() && ::rename(tmp_path.c_str(), path.c_str()) != 0)
-    s = ErrnoStatus(errno, "cannot rename " + tmp_path + " to " + path);
+  sdk::Status s = [&]() -> sdk::Status {
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::WritableFile file, ctx.OpenFile(tmp_path));
+    CFX_SDK_RETURN_IF_ERROR(WriteFile(file, tensors));
+    return ctx.RenameFile(tmp_path, path);
+  }();
   if (!s.ok()) {
-    ::unlink(tmp_path.c_str());
+    (void)ctx.DeleteFile(tmp_path);
     return s;
   }
-  return SyncDirectory(dir);
+  return ctx.SyncDir(dir);
 }
 
 }  // namespace cfx::cpu::checkpoint

@@ -8,7 +8,12 @@
 // Save writes "<prefix>-<step>.cfxckpt" (docs/checkpoint-format.md: written atomically, with
 // checksums), then records it in the directory's "checkpoint" file (TensorFlow's CheckpointState
 // text format: model_checkpoint_path and all_model_checkpoint_paths, newest last), and deletes
-// the oldest checkpoints beyond max_to_keep. PeriodicSaver saves every N steps and/or seconds.
+// the oldest checkpoints beyond max_to_keep. Every file goes through the runtime's Env
+// (Runtime::env): the index and the state file are replaced atomically (written aside, synced,
+// renamed, the folder synced), so a crash or a failed write at any point leaves the previous
+// checkpoint restorable and the new one complete or absent; an error (ResourceExhausted for a
+// full disk) names the file, and the session stays usable, so a training loop may go on and
+// save again later. PeriodicSaver saves every N steps and/or seconds.
 // A Saver's methods may not run concurrently with each other.
 //
 // Sharded (variables on several tasks of a cluster, e.g. parameter servers or data-parallel
@@ -29,6 +34,8 @@
 #include "conflux/cc/client_session.h"
 
 namespace cfx {
+
+class Env;
 
 class Saver {
  public:
@@ -55,7 +62,8 @@ class Saver {
     Output prefix;
     std::vector<std::string> names;
   };
-  Status UpdateState(const std::string& written);
+  // Records `written` in the state file, then deletes checkpoints beyond max_to_keep.
+  Status UpdateState(Env* env, const std::string& written);
   // The prefix of each shard's file for the checkpoint `checkpoint` (as Save names them, or as
   // its index lists them); an error when the checkpoint's shards do not fit this Saver's.
   StatusOr<std::vector<std::string>> ShardPrefixes(const std::string& checkpoint) const;

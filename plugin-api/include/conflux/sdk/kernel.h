@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "conflux/sdk/file.h"
 #include "conflux/sdk/tensor.h"
 
 namespace cfx::sdk {
@@ -162,6 +163,40 @@ class KernelContext {
     return HasStepApi() && Host().kernel->deregister_cancellation(c_, token) != 0;
   }
 
+  // ---- Files, through the host's file system (the runtime's Env). Errors name the file; a full
+  // disk is CFX_RESOURCE_EXHAUSTED; UNIMPLEMENTED on a host whose kernel table predates the file
+  // functions.
+  bool HasFileApi() const {
+    const cfx_host_kernel_api* k = Host().kernel;
+    return CFX_HAS_FIELD(k, cfx_host_kernel_api, file_sync_dir) && k->file_open != nullptr;
+  }
+  // Creates or truncates `path`.
+  Result<WritableFile> OpenFile(const std::string& path) {
+    if (!HasFileApi()) return NoFileApi();
+    HostStatus s;
+    cfx_file* f = Host().kernel->file_open(c_, path.c_str(), s.get());
+    if (f == nullptr) return s.ToStatus();
+    return WritableFile(f);
+  }
+  // Replaces `to` with `from` atomically.
+  Status RenameFile(const std::string& from, const std::string& to) {
+    if (!HasFileApi()) return NoFileApi();
+    HostStatus s;
+    Host().kernel->file_rename(c_, from.c_str(), to.c_str(), s.get());
+    return s.ToStatus();
+  }
+  Status DeleteFile(const std::string& path) {
+    return OnPath(&cfx_host_kernel_api::file_delete, path);
+  }
+  // Creates `dir` and its missing parents.
+  Status CreateDir(const std::string& dir) {
+    return OnPath(&cfx_host_kernel_api::file_create_dir, dir);
+  }
+  // Makes the entries of folder `dir` durable.
+  Status SyncDir(const std::string& dir) {
+    return OnPath(&cfx_host_kernel_api::file_sync_dir, dir);
+  }
+
   // Output `i` with a fresh buffer of the node's output dtype; owned by the context.
   Result<Tensor> AllocateOutput(int i, const Shape& shape) {
     HostStatus s;
@@ -214,6 +249,20 @@ class KernelContext {
   }
 
  private:
+  static Status NoFileApi() {
+    return Unimplemented(
+        "the host cannot write files for kernels (its kernel table predates "
+        "the file functions)");
+  }
+  // Calls the kernel table's field `fn` on `path`, once the host is known to have it.
+  using PathFn = void (*)(cfx_kernel_context*, const char*, cfx_status*);
+  Status OnPath(PathFn cfx_host_kernel_api::*fn, const std::string& path) {
+    if (!HasFileApi()) return NoFileApi();
+    HostStatus s;
+    (Host().kernel->*fn)(c_, path.c_str(), s.get());
+    return s.ToStatus();
+  }
+
   cfx_kernel_context* c_;
 };
 
