@@ -71,6 +71,9 @@ std::vector<Case> Cases() {
       {"SubBroadcast", {m3, m23}, [](const Scope& s, const X& x) { return ops::Sub(s, x[0], x[1]); }},
       {"MulBroadcast", {m23, m3}, [](const Scope& s, const X& x) { return ops::Mul(s, x[0], x[1]); }},
       {"RealDiv", {m23, p23}, [](const Scope& s, const X& x) { return ops::RealDiv(s, x[0], x[1]); }},
+      // x / y in (2.09, 2.8): floor(x / y) = 2 around every point, away from the jumps.
+      {"FloorMod", {Random({2, 3}, 2.2, 2.8, 21), Random({2, 3}, 1, 1.05, 22)},
+       [](const Scope& s, const X& x) { return ops::FloorMod(s, x[0], x[1]); }},
       {"SquaredDifference", {m23, m3},
        [](const Scope& s, const X& x) { return ops::SquaredDifference(s, x[0], x[1]); }},
       {"Maximum", {m23, Random({2, 3}, -1, 1, 99)},
@@ -204,7 +207,7 @@ TEST(StandardGradients, LogicalReductionsHaveNoGradient) {
 }
 
 TEST(StandardGradients, RoundingAndClassifyingHaveNoGradient) {
-  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf"})
+  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf", "FloorDiv"})
     EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 

@@ -630,7 +630,8 @@ std::map<std::string, OpEntry> BuildTable() {
 
   // Element-wise arithmetic.
   for (const char* op : {"Add", "AddV2", "Sub", "Mul"}) t[op] = Binary(any, any, kArithmetic);
-  for (const char* op : {"Div", "RealDiv"}) t[op] = Binary(any, nonzero, kArithmetic);
+  for (const char* op : {"Div", "RealDiv", "FloorDiv", "FloorMod"})
+    t[op] = Binary(any, nonzero, kArithmetic);
   for (const char* op : {"Maximum", "Minimum"}) t[op] = Binary(ties, ties, kExact);
   t["SquaredDifference"] = Binary(any, any, kArithmetic);
   t["AddN"] = {[](Gen& g) {

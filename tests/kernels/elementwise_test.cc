@@ -255,6 +255,10 @@ TEST(ElementwiseArithmetic, DivTruncatesIntegersAndRejectsZeroDivisors) {
   test::ExpectError(test::RunNode(TypedNode("Div", 2, DT_INT64),
                                   {test::MakeVector<int64_t>({1, 2}), test::MakeVector<int64_t>({1, 0})}),
                     Code::kInvalidArgument, "Integer division by zero");
+  for (const char* op : {"FloorDiv", "FloorMod"})
+    test::ExpectError(test::RunNode(TypedNode(op, 2, DT_INT32), {test::MakeVector<int32_t>({1, 2}),
+                                                                 test::MakeScalar<int32_t>(0)}),
+                      Code::kInvalidArgument, "Integer division by zero");
   // Floats divide as RealDiv does, broadcasting.
   test::ExpectTensorNear(test::MakeVector<float>({0.5f, -1.5f}),
                          test::RunNodeOk(TypedNode("Div", 2, DT_FLOAT),

@@ -104,6 +104,12 @@ void RegisterMathGradients(GradientRegistry* r) {
     *gy = ops::Mul(s, dy, ops::RealDiv(s, ops::RealDiv(s, ops::Neg(s, x), y), y));
   };
   Binary(r, "RealDiv", div);
+  // x mod y = x - floor(x / y) y: slope 1 in x and -floor(x / y) in y, away from the jumps.
+  Binary(r, "FloorMod", [](const Scope& s, const Output& x, const Output& y, const Output&,
+                           const Output& dy, Output* gx, Output* gy) {
+    *gx = dy;
+    *gy = ops::Mul(s, dy, ops::Neg(s, ops::FloorDiv(s, x, y)));
+  });
   Binary(r, "Div", div);
   Binary(r, "SquaredDifference", [](const Scope& s, const Output& x, const Output& y,
                                     const Output&, const Output& dy, Output* gx, Output* gy) {
@@ -235,7 +241,7 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "ArgMax", "ArgMin",
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
-                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint",
+                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint", "FloorDiv",
                          "IsFinite", "IsNan", "IsInf"})
     r->RegisterNoGradient(op);
 }

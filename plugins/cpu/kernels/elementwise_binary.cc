@@ -1,6 +1,7 @@
-// Binary arithmetic on CPU with NumPy broadcasting: Add, AddV2, Sub, Mul, Div, RealDiv, Maximum,
-// Minimum, Pow, SquaredDifference, for float, double, int32 and int64 (RealDiv: float and double,
-// as TensorFlow registers it on CPU; Div on integers truncates toward zero).
+// Binary arithmetic on CPU with NumPy broadcasting: Add, AddV2, Sub, Mul, Div, RealDiv, FloorDiv,
+// FloorMod, Maximum, Minimum, Pow, SquaredDifference, for float, double, int32 and int64 (RealDiv:
+// float and double, as TensorFlow registers it on CPU; Div on integers truncates toward zero,
+// FloorDiv and FloorMod round toward negative infinity).
 #include <cmath>
 #include <type_traits>
 
@@ -22,10 +23,8 @@ using SquaredDifferenceFn = ElementFn<2, [](auto a, auto b) {
   return WrappingMultiply(d, d);
 }>;
 
-// Div: a / b for floats; for integers C's truncation toward zero, a zero divisor failing the
-// whole op as in TensorFlow, and INT_MIN / -1 wrapping around.
-struct DivFn {
-  static constexpr int64_t kCost = 4;
+// Divisions: a zero integer divisor fails the whole op, as in TensorFlow (floats give inf or NaN).
+struct CheckedDivisors {
   template <typename T>
   static sdk::Status Validate(const sdk::Tensor&, const sdk::Tensor& y) {
     if constexpr (std::is_integral_v<T>) {
@@ -36,12 +35,49 @@ struct DivFn {
     }
     return sdk::Status();
   }
+};
+
+// Div: a / b for floats; for integers C's truncation toward zero and INT_MIN / -1 wrapping
+// around.
+struct DivFn : CheckedDivisors {
+  static constexpr int64_t kCost = 4;
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b == T(-1)) return WrappingSub(T(0), a);
     }
     return a / b;
+  }
+};
+
+// FloorDiv: floor(a / b); for integers the quotient rounded toward negative infinity (-7 // 2 =
+// -4), INT_MIN // -1 wrapping around.
+struct FloorDivFn : CheckedDivisors {
+  static constexpr int64_t kCost = 6;
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == T(-1)) return WrappingSub(T(0), a);
+      const T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+    } else {
+      return std::floor(a / b);
+    }
+  }
+};
+
+// FloorMod: the remainder of FloorDiv, with the divisor's sign (-7 mod 2 = 1, 7 mod -2 = -1).
+struct FloorModFn : CheckedDivisors {
+  static constexpr int64_t kCost = 6;
+  template <typename T>
+  T operator()(T a, T b) const {
+    T r;
+    if constexpr (std::is_integral_v<T>) {
+      r = b == T(-1) ? T(0) : T(a % b);
+    } else {
+      r = std::fmod(a, b);
+    }
+    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
   }
 };
 
@@ -95,6 +131,8 @@ void RegisterBinaryArithmeticKernels(sdk::Plugin& p) {
   RegisterArithmetic<SquaredDifferenceFn>(p, "SquaredDifference");
   RegisterForTypes<Binary<RealDivFn>::Kernel, float, double>(p, "RealDiv");
   RegisterArithmetic<DivFn>(p, "Div");
+  RegisterArithmetic<FloorDivFn>(p, "FloorDiv");
+  RegisterArithmetic<FloorModFn>(p, "FloorMod");
 }
 
 }  // namespace cfx::cpu

@@ -144,6 +144,14 @@ void RegisterBinaryArithmeticOps(OpRegistry* r) {
   r->RegisterOrDie(BinaryOp("Div", kBinaryMoreTypes)
                        .Summary("x / y element-wise, with broadcasting; integers truncate "
                                 "toward zero and fail on a zero divisor."));
+  r->RegisterOrDie(BinaryOp("FloorDiv", kBinaryMoreTypes)
+                       .Summary("floor(x / y) element-wise, with broadcasting; integers fail on "
+                                "a zero divisor."));
+  r->RegisterOrDie(BinaryOp("FloorMod",
+                            "T: {int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                            "bfloat16, half, float, double}")
+                       .Summary("x - floor(x / y) * y element-wise (the sign of y), with "
+                                "broadcasting; integers fail on a zero divisor."));
   r->RegisterOrDie(BinaryOp("RealDiv", kBinaryMoreTypes)
                        .Summary("x / y element-wise for real types, with broadcasting."));
   r->RegisterOrDie(BinaryOp("Maximum", kMinMaxTypes)
