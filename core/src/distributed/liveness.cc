@@ -193,6 +193,7 @@ void LivenessLinks::Serve() {
       return;
     }
     if (polled[0].revents != 0) return;
+    const size_t watched = links_.size();  // the links in `polled`; one accepted now is not
     if (polled[1].revents != 0) {
       const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
@@ -205,7 +206,7 @@ void LivenessLinks::Serve() {
     for (size_t i = 0; i < links_.size(); ++i) {
       Link& link = links_[i];
       bool open = true;
-      if (polled[i + 2].revents != 0) {
+      if (i < watched && polled[i + 2].revents != 0) {
         char bytes[64];
         const ssize_t n = recv(link.fd, bytes, sizeof(bytes), 0);
         if (n > 0 && link.rank < 0) {
