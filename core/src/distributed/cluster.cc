@@ -114,11 +114,13 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   });
   if (links.ok()) {
     for (int r = 0; r < size(); ++r)
-      if (r != rank_) transport_->SendBytes(r, kLivenessKey, (*links)->Invitation(), [](const Status&) {});
+      if (r != rank_)
+        transport_->SendBytes(r, kLivenessKey, (*links)->Invitation(), [](const Status&) {});
     std::lock_guard<std::mutex> lock(liveness_->mu);
     liveness_->links = std::move(links).value();
   } else {
-    LogMessage(LogLevel::kWarning, links.status().ToString() + "; tasks that end are noticed by heartbeats only");
+    LogMessage(LogLevel::kWarning,
+               links.status().ToString() + "; tasks that end are noticed by heartbeats only");
   }
   heartbeat_thread_ = std::thread([this, health, interval_ms, timeout_ms] {
     using Clock = std::chrono::steady_clock;

@@ -43,22 +43,6 @@ uint16_t Truncate(float value) {
   return top;
 }
 
-void NarrowScalar(WireEncoding encoding, const float* in, uint16_t* out, int64_t n) {
-  if (encoding == WireEncoding::kHalf) {
-    for (int64_t i = 0; i < n; ++i) out[i] = sdk::FloatToHalf(in[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = Truncate(in[i]);
-  }
-}
-
-void WidenScalar(WireEncoding encoding, const uint16_t* in, float* out, int64_t n) {
-  if (encoding == WireEncoding::kHalf) {
-    for (int64_t i = 0; i < n; ++i) out[i] = sdk::HalfToFloat(in[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = sdk::Bfloat16ToFloat(in[i]);
-  }
-}
-
 #if defined(__x86_64__)
 // AVX2 + F16C, chosen at run time: 8 elements at a time, the scalar code for the tail. The
 // results equal the scalar code's bit for bit, NaNs included (F16C treats NaNs its own way: the
@@ -91,7 +75,7 @@ __attribute__((target("avx2,f16c"))) void NarrowAvx2(WireEncoding encoding, cons
     }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), narrow);
   }
-  NarrowScalar(encoding, in + i, out + i, n - i);
+  NarrowPortable(encoding, in + i, out + i, n - i);
 }
 
 __attribute__((target("avx2,f16c"))) void WidenAvx2(WireEncoding encoding, const uint16_t* in,
@@ -115,7 +99,7 @@ __attribute__((target("avx2,f16c"))) void WidenAvx2(WireEncoding encoding, const
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), wide);
   }
-  WidenScalar(encoding, in + i, out + i, n - i);
+  WidenPortable(encoding, in + i, out + i, n - i);
 }
 
 bool HasAvx2F16c() {
@@ -126,26 +110,34 @@ bool HasAvx2F16c() {
 
 }  // namespace
 
+void NarrowPortable(WireEncoding encoding, const float* in, uint16_t* out, int64_t n) {
+  if (encoding == WireEncoding::kHalf) {
+    for (int64_t i = 0; i < n; ++i) out[i] = sdk::FloatToHalf(in[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = Truncate(in[i]);
+  }
+}
+
+void WidenPortable(WireEncoding encoding, const uint16_t* in, float* out, int64_t n) {
+  if (encoding == WireEncoding::kHalf) {
+    for (int64_t i = 0; i < n; ++i) out[i] = sdk::HalfToFloat(in[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = sdk::Bfloat16ToFloat(in[i]);
+  }
+}
+
 void Narrow(WireEncoding encoding, const float* in, uint16_t* out, int64_t n) {
 #if defined(__x86_64__)
   if (HasAvx2F16c()) return NarrowAvx2(encoding, in, out, n);
 #endif
-  NarrowScalar(encoding, in, out, n);
+  NarrowPortable(encoding, in, out, n);
 }
 
 void Widen(WireEncoding encoding, const uint16_t* in, float* out, int64_t n) {
 #if defined(__x86_64__)
   if (HasAvx2F16c()) return WidenAvx2(encoding, in, out, n);
 #endif
-  WidenScalar(encoding, in, out, n);
-}
-
-void NarrowPortable(WireEncoding encoding, const float* in, uint16_t* out, int64_t n) {
-  NarrowScalar(encoding, in, out, n);
-}
-
-void WidenPortable(WireEncoding encoding, const uint16_t* in, float* out, int64_t n) {
-  WidenScalar(encoding, in, out, n);
+  WidenPortable(encoding, in, out, n);
 }
 
 TransferCounters& SentBytes() {
