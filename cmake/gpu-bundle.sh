@@ -3,7 +3,7 @@
 # ninja and a C++ compiler but none of Debian's -dev packages: this source tree (tracked files and
 # untracked ones git does not ignore) and deps/, the Debian packages the build needs (headers,
 # CMake package files, libraries, protoc) fetched with `apt-get download` and unpacked with
-# `dpkg -x`. Run it on a Debian 12 machine with apt (this build machine); it installs nothing.
+# `dpkg -x`, plus this machine's cuDNN headers. Run it on a Debian 12 machine with apt (this build machine); it installs nothing.
 #
 #   cmake/gpu-bundle.sh [OUT.tar.gz]        default: build/conflux-gpu-bundle.tar.gz
 #
@@ -22,8 +22,8 @@ out=$(realpath -m "$out")
 # loader too.
 DEV_PACKAGES=(libeigen3-dev libdnnl-dev libboost-dev libboost-filesystem-dev libyaml-cpp-dev
               libprotobuf-dev protobuf-compiler zlib1g-dev libgtest-dev libgmock-dev
-              opencl-headers ocl-icd-opencl-dev)
-KEEP='^(googletest|libboost|libdnnl|libeigen3|libgmock|libgtest|libprotobuf|libprotoc|libyaml-cpp|protobuf-compiler|zlib1g|opencl-|ocl-icd-)'
+              opencl-headers ocl-icd-opencl-dev libbenchmark-dev)
+KEEP='^(googletest|libbenchmark|libboost|libdnnl|libeigen3|libgmock|libgtest|libprotobuf|libprotoc|libyaml-cpp|protobuf-compiler|zlib1g|opencl-|ocl-icd-)'
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -50,6 +50,15 @@ find "$work/conflux-gpu/deps" -type l | while read -r link; do
     /*) ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$work/conflux-gpu/deps$target")" "$link" ;;
   esac
 done
+
+# cuDNN's headers (the plugin opens the library at run time; the GPU machine has its own).
+cudnn_h=$(ls /usr/local/cuda/include/cudnn.h /usr/include/cudnn.h /usr/include/x86_64-linux-gnu/cudnn.h \
+  2>/dev/null | head -1 || true)
+if [ -z "$cudnn_h" ]; then
+  echo "gpu-bundle: cudnn.h not found on this machine" >&2
+  exit 1
+fi
+cp "$(dirname "$cudnn_h")"/cudnn*.h "$work/conflux-gpu/deps/usr/include/"
 
 (cd "$src" && git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$work/conflux-gpu/src")
 mkdir -p "$(dirname "$out")"

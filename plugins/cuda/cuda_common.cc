@@ -91,6 +91,9 @@ sdk::Result<BlasHandle*> BlasFor(cfx_device* dev, cudaStream_t stream) {
   auto h = std::make_unique<BlasHandle>();
   CFX_SDK_RETURN_IF_ERROR(BlasCheck(cublasCreate(&h->handle), dev->name, "cublasCreate"));
   sdk::Status s = BlasCheck(cublasSetStream(h->handle, stream), dev->name, "cublasSetStream");
+  if (s.ok() && dev->allow_tf32)
+    s = BlasCheck(cublasSetMathMode(h->handle, CUBLAS_TF32_TENSOR_OP_MATH), dev->name,
+                  "cublasSetMathMode(CUBLAS_TF32_TENSOR_OP_MATH)");
   // The workspace comes from the pool when it has room; otherwise cuBLAS uses its own default.
   auto workspace = dev->memory->Allocate(kBlasWorkspaceBytes);
   if (s.ok() && workspace.ok()) {

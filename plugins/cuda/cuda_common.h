@@ -38,6 +38,8 @@ sdk::Status CudaCheck(cudaError_t err, const std::string& where, const std::stri
 // The same for cuBLAS status codes.
 sdk::Status BlasCheck(cublasStatus_t st, const std::string& where, const std::string& what);
 
+struct CudnnHandle;  // cudnn_api.h
+
 // One cuBLAS handle bound to one stream, with its workspace; used under `mu`.
 struct BlasHandle {
   std::mutex mu;
@@ -53,12 +55,17 @@ struct cfx_device {
   int ordinal = 0;                                      // the CUDA device ordinal
   std::string name;                                     // "GPU:0"
   std::string description;                              // model, compute capability, memory
+  bool allow_tf32 = false;                              // float32 products in TF32
+  bool cudnn_autotune = true;  // measure cuDNN's convolution algorithms once per shape
   cudaStream_t default_stream = nullptr;                // for hosts that pass no stream
   std::unique_ptr<cfx::cuda::BfcAllocator> memory;      // device memory (cudaMalloc regions)
   std::unique_ptr<cfx::cuda::BfcAllocator> pinned;      // pinned host memory (cudaHostAlloc)
   std::unique_ptr<cfx::sdk::CallbackThread> callbacks;  // runs stream completions
   std::mutex blas_mu;                                   // guards blas
   std::map<cudaStream_t, std::unique_ptr<cfx::cuda::BlasHandle>> blas;
+  std::mutex dnn_mu;  // guards dnn
+  // cuDNN handles per stream (cudnn_api.h); each is destroyed with its last reference.
+  std::map<cudaStream_t, std::shared_ptr<cfx::cuda::CudnnHandle>> dnn;
 };
 
 // A stream of the device (non-blocking with respect to the legacy default stream).

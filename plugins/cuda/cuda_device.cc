@@ -95,6 +95,8 @@ sdk::Result<cfx_device*> MakeDevice(const cfx_host_device_config* config) {
   dev->index = config->index;
   dev->ordinal = ordinal;
   dev->name = name;
+  dev->allow_tf32 = options.allow_tf32;
+  dev->cudnn_autotune = options.cudnn_autotune;
   CFX_SDK_RETURN_IF_ERROR(DeviceScope(dev.get()));
   cudaDeviceProp prop{};
   CFX_SDK_RETURN_IF_ERROR(
@@ -107,7 +109,7 @@ sdk::Result<cfx_device*> MakeDevice(const cfx_host_device_config* config) {
                      "." + std::to_string(prop.minor) + ", " + GiB(total_bytes) +
                      " memory (pool limit " + GiB(limit) + "), " +
                      std::to_string(prop.multiProcessorCount) + " SMs, CUDA device " +
-                     std::to_string(ordinal);
+                     std::to_string(ordinal) + (options.allow_tf32 ? ", TF32 matmuls" : "");
   CFX_SDK_RETURN_IF_ERROR(
       CudaCheck(cudaStreamCreateWithFlags(&dev->default_stream, cudaStreamNonBlocking), name,
                 "cudaStreamCreateWithFlags"));
@@ -141,6 +143,7 @@ void DestroyDevice(void*, cfx_device* dev) {
     dev->memory->Free(h->workspace);
   }
   dev->blas.clear();
+  dev->dnn.clear();
   if (dev->default_stream != nullptr) cudaStreamDestroy(dev->default_stream);
   dev->memory.reset();
   dev->pinned.reset();

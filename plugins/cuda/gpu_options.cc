@@ -55,9 +55,15 @@ sdk::Result<GpuOptions> ParseGpuOptions(size_t count, const char* const* keys,
             "(0, 1], got '",
             value, "'");
       options.memory_fraction = f;
+    } else if (key == "allow_tf32" || key == "cudnn_autotune") {
+      if (value != "true" && value != "false")
+        return sdk::InvalidArgument("devices.GPU.options.", key, ": expected true or false, got '",
+                                    value, "'");
+      (key == "allow_tf32" ? options.allow_tf32 : options.cudnn_autotune) = value == "true";
     } else {
-      return sdk::InvalidArgument("devices.GPU.options: unknown key '", key,
-                                  "' (expected visible_devices or memory_fraction)");
+      return sdk::InvalidArgument(
+          "devices.GPU.options: unknown key '", key,
+          "' (expected visible_devices, memory_fraction, allow_tf32 or cudnn_autotune)");
     }
   }
   return options;

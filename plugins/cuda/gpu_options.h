@@ -17,6 +17,13 @@ struct GpuOptions {
   std::vector<int> visible_devices;
   // The share of the device's memory that its pool may take (0, 1] (`memory_fraction`).
   double memory_fraction = 0.9;
+  // float32 matrix products on the tensor cores in TF32 (10-bit mantissa inputs, float32
+  // accumulation), as PyTorch's allow_tf32 and TensorFlow's enable_tensor_float_32_execution;
+  // off by default: exact float32 (`allow_tf32`: true/false).
+  bool allow_tf32 = false;
+  // Convolution algorithms: measured once per shape by cuDNN (true, TensorFlow's and PyTorch's
+  // cudnn.benchmark), or cuDNN's heuristic choice without running them (`cudnn_autotune`).
+  bool cudnn_autotune = true;
 };
 
 // Parses the device options (key/value strings). InvalidArgument naming the key, the value and

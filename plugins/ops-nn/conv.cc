@@ -18,10 +18,18 @@
 
 #include "nn_ops.h"
 #include "partial_shapes.h"
-#include "window_geometry.h"
+#include "conflux/sdk/window_geometry.h"
 
 namespace cfx::nn {
 namespace {
+
+using sdk::ComputeWindows;
+using sdk::ConvGeometry;
+using sdk::ConvSizesFromTensor;
+using sdk::MakeConvGeometry;
+using sdk::ReadWindowAttrs;
+using sdk::WindowAttrs;
+using sdk::WindowDim;
 
 using shape_rules::ShapeStr;
 using dnnl::memory;
@@ -30,32 +38,6 @@ using Tag = memory::format_tag;
 const dnnl::engine& Engine() {
   static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *e;
-}
-
-// Geometry of one convolution: input [n, h, w, c], filter [kh, kw, c, o], output [n, oh, ow, o].
-struct ConvGeometry {
-  int64_t n = 0, c = 0, o = 0;
-  WindowDim h, w;
-  sdk::Shape input() const { return {n, h.in, w.in, c}; }
-  sdk::Shape filter() const { return {h.kernel, w.kernel, c, o}; }
-  sdk::Shape output() const { return {n, h.out, w.out, o}; }
-  std::vector<int64_t> Key() const { return {n, c, o, h.in, w.in, h.kernel, w.kernel}; }
-};
-
-sdk::Status MakeGeometry(const WindowAttrs& a, const sdk::Shape& input, const sdk::Shape& filter,
-                         ConvGeometry* g) {
-  if (input.size() != 4)
-    return sdk::InvalidArgument("input must have rank 4 (NHWC), got shape ", ShapeStr(input));
-  if (filter.size() != 4)
-    return sdk::InvalidArgument("filter must have rank 4 (HWIO), got shape ", ShapeStr(filter));
-  if (input[3] != filter[2])
-    return sdk::InvalidArgument("input has ", input[3], " channels (shape ", ShapeStr(input),
-                                ") but the filter expects ", filter[2], " (shape ",
-                                ShapeStr(filter), ")");
-  g->n = input[0];
-  g->c = input[3];
-  g->o = filter[3];
-  return ComputeWindows(a, input[1], input[2], filter[0], filter[1], &g->h, &g->w);
 }
 
 // The primitives of one geometry.
@@ -168,19 +150,6 @@ class ConvKernelBase {
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPrimitives>> cache_;
 };
 
-// Reads a shape from a 1-D int32/int64 tensor of 4 elements (input_sizes, filter_sizes).
-sdk::Status ShapeFromTensor(const sdk::Tensor& t, const char* name, sdk::Shape* out) {
-  if (t.rank() != 1 || t.num_elements() != 4)
-    return sdk::InvalidArgument(name, " must be a vector of 4 elements, got shape ",
-                                ShapeStr(t.shape()));
-  out->resize(4);
-  for (int i = 0; i < 4; ++i) {
-    (*out)[i] = t.dtype() == CFX_INT64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
-    if ((*out)[i] < 0) return sdk::InvalidArgument(name, " has a negative dimension");
-  }
-  return sdk::Status();
-}
-
 sdk::Status RunOrError(const std::function<void()>& fn) {
   try {
     fn();
@@ -195,7 +164,7 @@ class Conv2DKernel : public ConvKernelBase {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Tensor input = ctx.input(0), filter = ctx.input(1);
     ConvGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs_, input.shape(), filter.shape(), &g));
+    CFX_SDK_RETURN_IF_ERROR(MakeConvGeometry(attrs_, input.shape(), filter.shape(), &g));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.output()));
     if (out.num_elements() == 0) return sdk::Status();
     if (input.num_elements() == 0 || filter.num_elements() == 0) {
@@ -221,13 +190,10 @@ class Conv2DBackpropInputKernel : public ConvKernelBase {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Tensor sizes = ctx.input(0), filter = ctx.input(1), grad = ctx.input(2);
     sdk::Shape input_shape;
-    CFX_SDK_RETURN_IF_ERROR(ShapeFromTensor(sizes, "input_sizes", &input_shape));
+    CFX_SDK_RETURN_IF_ERROR(ConvSizesFromTensor(sizes, "input_sizes", &input_shape));
     ConvGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs_, input_shape, filter.shape(), &g));
-    if (grad.shape() != g.output())
-      return sdk::InvalidArgument("out_backprop has shape ", ShapeStr(grad.shape()), " but the ",
-                                  "convolution of ", ShapeStr(input_shape), " by ",
-                                  ShapeStr(filter.shape()), " gives ", ShapeStr(g.output()));
+    CFX_SDK_RETURN_IF_ERROR(MakeConvGeometry(attrs_, input_shape, filter.shape(), &g));
+    CFX_SDK_RETURN_IF_ERROR(sdk::CheckOutBackprop(grad.shape(), g));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, input_shape));
     if (out.num_elements() == 0) return sdk::Status();
     if (grad.num_elements() == 0 || filter.num_elements() == 0) {
@@ -255,13 +221,10 @@ class Conv2DBackpropFilterKernel : public ConvKernelBase {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Tensor input = ctx.input(0), sizes = ctx.input(1), grad = ctx.input(2);
     sdk::Shape filter_shape;
-    CFX_SDK_RETURN_IF_ERROR(ShapeFromTensor(sizes, "filter_sizes", &filter_shape));
+    CFX_SDK_RETURN_IF_ERROR(ConvSizesFromTensor(sizes, "filter_sizes", &filter_shape));
     ConvGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(MakeGeometry(attrs_, input.shape(), filter_shape, &g));
-    if (grad.shape() != g.output())
-      return sdk::InvalidArgument("out_backprop has shape ", ShapeStr(grad.shape()), " but the ",
-                                  "convolution of ", ShapeStr(input.shape()), " by ",
-                                  ShapeStr(filter_shape), " gives ", ShapeStr(g.output()));
+    CFX_SDK_RETURN_IF_ERROR(MakeConvGeometry(attrs_, input.shape(), filter_shape, &g));
+    CFX_SDK_RETURN_IF_ERROR(sdk::CheckOutBackprop(grad.shape(), g));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, filter_shape));
     if (out.num_elements() == 0) return sdk::Status();
     if (grad.num_elements() == 0 || input.num_elements() == 0) {
@@ -317,7 +280,7 @@ sdk::Status SizesShape(sdk::ShapeContext& c, int sizes_input) {
   sdk::Tensor t = c.input_tensor(sizes_input);
   if (t.valid()) {
     sdk::Shape s;
-    CFX_SDK_RETURN_IF_ERROR(ShapeFromTensor(t, sizes_input == 0 ? "input_sizes" : "filter_sizes", &s));
+    CFX_SDK_RETURN_IF_ERROR(ConvSizesFromTensor(t, sizes_input == 0 ? "input_sizes" : "filter_sizes", &s));
     c.set_output(0, KnownShape(s));
   } else {
     c.set_output(0, UnknownDims(4));

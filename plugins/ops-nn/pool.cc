@@ -11,10 +11,15 @@
 
 #include "nn_ops.h"
 #include "partial_shapes.h"
-#include "window_geometry.h"
+#include "conflux/sdk/window_geometry.h"
 
 namespace cfx::nn {
 namespace {
+
+using sdk::ComputeWindows;
+using sdk::PoolAttrs;
+using sdk::ReadPoolAttrs;
+using sdk::WindowDim;
 
 using shape_rules::ShapeStr;
 
@@ -24,26 +29,6 @@ struct PoolGeometry {
   sdk::Shape input() const { return {n, h.in, w.in, c}; }
   sdk::Shape output() const { return {n, h.out, w.out, c}; }
 };
-
-struct PoolAttrs {
-  WindowAttrs window;
-  int64_t kernel_h = 1, kernel_w = 1;
-};
-
-// With padding EXPLICIT each padding must be smaller than the window (TensorFlow's rule), so
-// that every window holds at least one element of the input.
-sdk::Status ReadPoolAttrs(const sdk::Attrs& a, PoolAttrs* p) {
-  CFX_SDK_RETURN_IF_ERROR(ReadWindowAttrs(a, /*conv=*/false, &p->window));
-  CFX_SDK_RETURN_IF_ERROR(ReadNhwcList(a, "ksize", true, &p->kernel_h, &p->kernel_w));
-  if (p->window.padding != Padding::kExplicit) return sdk::Status();
-  const int64_t* pad = p->window.explicit_pad;
-  if (pad[0] >= p->kernel_h || pad[1] >= p->kernel_h || pad[2] >= p->kernel_w ||
-      pad[3] >= p->kernel_w)
-    return sdk::InvalidArgument("explicit_paddings (rows ", pad[0], ", ", pad[1], ", columns ",
-                                pad[2], ", ", pad[3], ") must be smaller than the window (",
-                                p->kernel_h, " x ", p->kernel_w, ")");
-  return sdk::Status();
-}
 
 sdk::Status MakeGeometry(const PoolAttrs& a, const sdk::Shape& input, PoolGeometry* g) {
   if (input.size() != 4)

@@ -723,6 +723,7 @@ std::map<std::string, OpEntry> BuildTable() {
   t["Print"] = Skip("logs its inputs to standard error as a side effect");
   for (const char* op : {"SaveV2", "RestoreV2"}) t[op] = Skip("reads or writes files on the host");
   AddNnOpCases(t);
+  AddWindowOpCases(t);
   return t;
 }
 

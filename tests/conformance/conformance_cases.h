@@ -102,6 +102,8 @@ const std::map<std::string, OpEntry>& ConformanceTable();
 // Adds the entries of the ops-nn plugin's BiasAddGrad, activation, loss, batch-normalization and
 // metric ops (nn_op_cases.cc) to `table`.
 void AddNnOpCases(std::map<std::string, OpEntry>& table);
+// Adds the entries of the ops-nn plugin's convolutions and pools (window_op_cases.cc).
+void AddWindowOpCases(std::map<std::string, OpEntry>& table);
 // Adds the cases of the ops that gradient functions use (gradient_cases.cc).
 void AddGradientOpCases(std::map<std::string, OpEntry>* table);
 

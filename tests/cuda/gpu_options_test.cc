@@ -23,6 +23,10 @@ TEST(GpuOptions, DefaultsToEveryDeviceAndNinetyPercent) {
   ASSERT_TRUE(o.ok());
   EXPECT_TRUE(o->visible_devices.empty());
   EXPECT_DOUBLE_EQ(o->memory_fraction, 0.9);
+  EXPECT_FALSE(o->allow_tf32);
+  EXPECT_TRUE(o->cudnn_autotune);
+  EXPECT_TRUE(Parse({{"allow_tf32", "true"}})->allow_tf32);
+  EXPECT_FALSE(Parse({{"cudnn_autotune", "false"}})->cudnn_autotune);
   EXPECT_EQ(CudaOrdinal(*o, 0, 2).value(), 0);
   EXPECT_EQ(CudaOrdinal(*o, 1, 2).value(), 1);
   auto missing = CudaOrdinal(*o, 2, 2);
@@ -61,9 +65,11 @@ TEST(GpuOptions, BadValuesNameTheKeyAndWhatWasExpected) {
       {"memory_fraction", "0", "expected a number in (0, 1], got '0'"},
       {"memory_fraction", "1.5", "got '1.5'"},
       {"memory_fraction", "half", "got 'half'"},
+      {"allow_tf32", "1", "allow_tf32: expected true or false, got '1'"},
+      {"cudnn_autotune", "yes", "cudnn_autotune: expected true or false, got 'yes'"},
       {"allow_growth", "true",
-       "unknown key 'allow_growth' (expected visible_devices or "
-       "memory_fraction)"},
+       "unknown key 'allow_growth' (expected visible_devices, memory_fraction, allow_tf32 or "
+       "cudnn_autotune)"},
   };
   for (const Case& c : cases) {
     auto o = Parse({{c.key, c.value}});

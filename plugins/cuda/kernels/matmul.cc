@@ -1,7 +1,7 @@
 // MatMul and BatchMatMulV2 on CUDA (float) through cuBLAS, on the kernel's stream with that
 // stream's handle and workspace, as kernels/gemm_plan.h plans them: one cublasSgemm, one
 // cublasSgemmStridedBatched when the batch dims broadcast along at most one merged dim, or one
-// cublasSgemm per output matrix otherwise. cuBLAS's default math mode: FP32, not TF32.
+// cublasSgemm per output matrix otherwise. Exact float32 unless the device has allow_tf32 (TF32).
 #include <string>
 
 #include "cuda_common.h"

@@ -1,0 +1,8 @@
+// The array ops on CUDA: no kernels yet; placement runs these ops on the CPU.
+#include "kernels/kernels.h"
+
+namespace cfx::cuda {
+
+void RegisterArrayKernels(sdk::Plugin&) {}
+
+}  // namespace cfx::cuda

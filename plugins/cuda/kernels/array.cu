@@ -1,0 +1,1 @@
+// Device code of the array ops on CUDA (none yet).

@@ -1,0 +1,1 @@
+// Device code of Softmax, cross entropy and BiasAddGrad on CUDA (none yet).

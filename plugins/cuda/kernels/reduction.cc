@@ -1,0 +1,8 @@
+// Reductions on CUDA: no kernels yet; placement runs these ops on the CPU.
+#include "kernels/kernels.h"
+
+namespace cfx::cuda {
+
+void RegisterReductionKernels(sdk::Plugin&) {}
+
+}  // namespace cfx::cuda

@@ -1,0 +1,1 @@
+// Device code of Reductions on CUDA (none yet).

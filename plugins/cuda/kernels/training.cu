@@ -1,0 +1,1 @@
+// Device code of the optimizer updates on CUDA (none yet).
