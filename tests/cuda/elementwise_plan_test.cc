@@ -18,7 +18,7 @@ std::vector<float> Values(const sdk::Shape& shape, float base) {
 }
 
 // x + y the way the device kernel computes it: one output element at a time through the plan.
-std::vector<float> AddThroughPlan(const BinaryBroadcast& b, const std::vector<float>& x,
+std::vector<float> AddThroughPlan(const DeviceBroadcast& b, const std::vector<float>& x,
                                   const std::vector<float>& y) {
   std::vector<float> z(static_cast<size_t>(b.num_elements));
   for (int64_t i = 0; i < b.num_elements; ++i) {

@@ -28,7 +28,7 @@ sdk::Status DoneAtOnce(sdk::AsyncDone done) {
 sdk::Status EnqueueBinary(sdk::KernelContext& ctx, BinaryFn fn, float param, const std::string& op,
                           const sdk::Shape& y_shape, sdk::AsyncDone done) {
   const sdk::Tensor x = ctx.input(0), y = ctx.input(1);
-  CFX_SDK_ASSIGN_OR_RETURN(BinaryBroadcast b, PlanBinary(x.shape(), y_shape, op));
+  CFX_SDK_ASSIGN_OR_RETURN(DeviceBroadcast b, PlanBinary(x.shape(), y_shape, op));
   CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor z, ctx.ForwardOrAllocateOutput({0, 1}, 0, b.output_shape));
   if (b.num_elements == 0) return DoneAtOnce(done);
   CFX_SDK_RETURN_IF_ERROR(DeviceScope(ctx.device()));
@@ -137,7 +137,7 @@ class CompareKernel {
   }
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
     const sdk::Tensor x = ctx.input(0), y = ctx.input(1);
-    sdk::Result<BinaryBroadcast> b = PlanBinary(x.shape(), y.shape(), node_);
+    sdk::Result<DeviceBroadcast> b = PlanBinary(x.shape(), y.shape(), node_);
     if (!b.ok()) {
       if (!kEquality || incompatible_shape_error_ || b.status().code() != CFX_INVALID_ARGUMENT)
         return b.status();
