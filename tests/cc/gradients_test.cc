@@ -182,6 +182,18 @@ std::vector<Case> Cases() {
        [](const Scope& s, const X& x) {
          return ops::MirrorPadGrad(s, x[0], Paddings(s, {2, 1, 1, 2}), "REFLECT");
        }},
+      // Distinct values: the k largest are the same around every point.
+      {"TopKV2", {Random({3, 5}, -1, 1, 23)},
+       [](const Scope& s, const X& x) { return ops::TopKV2(s, x[0], 3).values; }},
+      {"ReverseV2", {Random({2, 3, 2}, -1, 1, 24)},
+       [](const Scope& s, const X& x) {
+         return ops::Mul(s, ops::ReverseV2(s, x[0], {0, -1}), x[0]);
+       }},
+      {"SplitV", {Random({2, 5}, -1, 1, 25)},
+       [](const Scope& s, const X& x) {
+         auto parts = ops::SplitV(s, x[0], {1, -1, 2}, 1, 3);
+         return ops::Mul(s, parts.output[1], parts.output[2]);  // piece 0 gets zeros
+       }},
       {"Chain", {m23, m32},
        [](const Scope& s, const X& x) {
          Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));
@@ -206,8 +218,8 @@ TEST(StandardGradients, LogicalReductionsHaveNoGradient) {
   for (const char* op : {"All", "Any"}) EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 
-TEST(StandardGradients, RoundingAndClassifyingHaveNoGradient) {
-  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf", "FloorDiv"})
+TEST(StandardGradients, RoundingClassifyingAndOneHotHaveNoGradient) {
+  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf", "FloorDiv", "OneHot"})
     EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 

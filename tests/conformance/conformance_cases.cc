@@ -724,6 +724,7 @@ std::map<std::string, OpEntry> BuildTable() {
   for (const char* op : {"SaveV2", "RestoreV2"}) t[op] = Skip("reads or writes files on the host");
   AddNnOpCases(t);
   AddWindowOpCases(t);
+  AddModelOpCases(t);
   return t;
 }
 

@@ -270,6 +270,23 @@ TEST(OptimizerFolding, FoldsOnlyTheUsedOutputsOfAMultiOutputNode) {
                           Find(out, "u/_folded_2")->attr.at("value").tensor);
 }
 
+// A folded output equal to a Const already in the graph is merged into it by CSE: its consumers
+// must read that Const, not the folded one that no longer exists.
+TEST(OptimizerFolding, FoldedOutputMergedByCseIsReadFromTheSurvivor) {
+  GraphDef def =
+      Def({ConstNode("c", MakeTensor<float>(TensorShape({3, 2}), {1, 2, 3, 4, 5, 6})),
+           FloatConst("same", {3, 4}),
+           Op("u", "Unpack", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}, {"num", AttrValue::Int(3)}}),
+           PlaceholderNode("p"), F("a", "AddV2", {"u:1", "p"}), F("b", "AddV2", {"same", "p"})});
+  GraphOptimizerStats stats;
+  std::map<std::string, Tensor> feeds = {{"p:0", test::MakeVector<float>({10, 20})}};
+  GraphDef out = OptimizeAndCompare(def, GraphOptimizerOptions(), {"p", "a", "b"}, {"a:0", "b:0"},
+                                    &stats, feeds);
+  EXPECT_EQ(stats.folded, 1);
+  EXPECT_EQ(Find(out, "u/_folded_1"), nullptr);
+  EXPECT_THAT(Find(out, "a")->input, ElementsAre("same", "p"));
+}
+
 TEST(OptimizerFolding, LeavesKeptAndFedNodesAlone) {
   GraphDef def = Def({FloatConst("c", {1, 2}), F("s", "Square", {"c"}), F("t", "Neg", {"c"}),
                       F("out", "AddV2", {"s", "t"})});

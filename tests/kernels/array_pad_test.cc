@@ -4,11 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "kernel_test_util.h"
+#include "array_test_util.h"
 
 namespace cfx {
 namespace {
 
+using test::ExpectRefused;
 using test::MakeNode;
 using test::MakeScalar;
 using test::MakeTensor;
@@ -25,20 +26,6 @@ Tensor Input(const TensorShape& shape) {
   Tensor t(DT_FLOAT, shape);
   for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = static_cast<float>(i);
   return t;
-}
-
-// Both the shape function (RunNode) and the kernel alone (RunKernelOnly) refuse the input
-// with an InvalidArgument that names the node and contains `what`.
-void ExpectRefused(const NodeDef& node, const std::vector<Tensor>& inputs,
-                   const std::string& what) {
-  SCOPED_TRACE(node.op + ": " + what);
-  for (bool kernel_only : {false, true}) {
-    StatusOr<std::vector<Tensor>> result =
-        kernel_only ? test::RunKernelOnly(node, inputs) : test::RunNode(node, inputs);
-    test::ExpectError(result, Code::kInvalidArgument, what);
-    if (!result.ok())
-      EXPECT_NE(result.status().message().find(node.name), std::string::npos) << result.status();
-  }
 }
 
 TEST(PadOps, BadPaddingsAreRefusedNamingTheNode) {

@@ -2,43 +2,21 @@
 // kernel tests cover fully known shapes with constant inputs).
 #include <vector>
 
-#include "conflux/kernel_runner.h"
-#include "kernel_test_util.h"
+#include "array_test_util.h"
 
 namespace cfx {
 namespace {
 
+using test::ExpectInferenceError;
+using test::ExpectShapes;
+using test::Infer;
+using test::kU;
 using test::MakeNode;
 using test::MakeScalar;
 using test::MakeVector;
+using test::S;
 
-constexpr int64_t kU = kUnknownDim;
-PartialTensorShape S(std::vector<int64_t> dims) { return PartialTensorShape(std::move(dims)); }
 const PartialTensorShape kUnknownRank = PartialTensorShape::UnknownRank();
-
-// Output shapes of `node` for input `shapes`; `values[i]` is input i's value when constant.
-StatusOr<std::vector<PartialTensorShape>> Infer(const NodeDef& node,
-                                                const std::vector<PartialTensorShape>& shapes,
-                                                std::vector<const Tensor*> values = {}) {
-  values.resize(shapes.size(), nullptr);
-  return InferNodeShapes(test::TestRuntime(), node, shapes, values);
-}
-
-void ExpectShapes(const StatusOr<std::vector<PartialTensorShape>>& got,
-                  const std::vector<PartialTensorShape>& expected) {
-  ASSERT_TRUE(got.ok()) << got.status();
-  ASSERT_EQ(got->size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_EQ((*got)[i], expected[i])
-        << "output " << i << ": " << (*got)[i].ToString() << " vs " << expected[i].ToString();
-}
-
-void ExpectInferenceError(const StatusOr<std::vector<PartialTensorShape>>& got,
-                          const std::string& substring) {
-  ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), Code::kInvalidArgument) << got.status();
-  EXPECT_NE(got.status().message().find(substring), std::string::npos) << got.status();
-}
 
 AttrValue Type(DataType t) { return AttrValue::Type(t); }
 

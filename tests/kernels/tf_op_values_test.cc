@@ -1,11 +1,12 @@
 // Kernels against TensorFlow's own results: tests/fixtures/tf/op_values.pbtxt is a graph that
 // TensorFlow built and ran (make_op_values.py): per case CASE, the op under test as CASE/output
-// over constant inputs, and a Const CASE/expected with the value TensorFlow computed for it. Pad,
-// PadV2, MirrorPad, MirrorPadGrad, Sign, Round, Rint, IsFinite, IsNan, IsInf, LeakyRelu,
-// LeakyReluGrad, FloorDiv and FloorMod must match bit for bit (NaN matching NaN); Erf and Erfc,
-// whose CPU implementations differ, within a few units in the last place.
+// over constant inputs, and a Const CASE/expected with the value TensorFlow computed for it
+// (CASE/expected_<i> for output i > 0 of ops with several outputs). Every op matches bit for bit
+// (NaN matching NaN) but Erf and Erfc, whose CPU implementations differ from TensorFlow's: within
+// a few units in the last place.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,26 @@ namespace {
 
 constexpr char kExpected[] = "/expected";
 
+// One checked output: Const CASE/expected holds output 0 of CASE/output, CASE/expected_<i>
+// output i.
 struct FixtureCase {
-  std::string name, op;
+  std::string name, op, expected_node, output;
 };
+
+// The case of `node` when it holds an expected value.
+std::optional<FixtureCase> CaseOf(const NodeDef& node) {
+  const size_t at = node.name.rfind(kExpected);
+  if (at == std::string::npos) return std::nullopt;
+  const std::string rest = node.name.substr(at + std::string(kExpected).size());
+  if (!rest.empty() && (rest[0] != '_' || rest.size() == 1 ||
+                        rest.find_first_not_of("0123456789", 1) != std::string::npos))
+    return std::nullopt;
+  FixtureCase c;
+  c.name = node.name.substr(0, at);
+  c.expected_node = node.name;
+  c.output = c.name + "/output" + (rest.empty() ? "" : ":" + rest.substr(1));
+  return c;
+}
 
 TEST(TensorFlowResults, EveryCaseMatches) {
   StatusOr<GraphDef> graph =
@@ -28,17 +46,17 @@ TEST(TensorFlowResults, EveryCaseMatches) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   std::vector<FixtureCase> cases;
   for (const NodeDef& node : graph->node)
-    if (node.name.ends_with(kExpected))
-      cases.push_back({node.name.substr(0, node.name.size() - std::string(kExpected).size()), ""});
+    if (std::optional<FixtureCase> c = CaseOf(node)) cases.push_back(*c);
   for (FixtureCase& c : cases)
     for (const NodeDef& node : graph->node)
       if (node.name == c.name + "/output") c.op = node.op;
-  // 35 cases when written; fewer means the fixture is missing or truncated.
-  ASSERT_GE(cases.size(), 35u);
+  // 83 checked outputs when written; fewer means the fixture is missing or truncated.
+  ASSERT_GE(cases.size(), 83u);
   std::vector<std::string> fetches, expected_nodes;
   for (const FixtureCase& c : cases) {
-    fetches.push_back(c.name + "/output");
-    expected_nodes.push_back(c.name + kExpected);
+    ASSERT_FALSE(c.op.empty()) << c.expected_node << " has no " << c.name << "/output";
+    fetches.push_back(c.output);
+    expected_nodes.push_back(c.expected_node);
   }
   StatusOr<std::unique_ptr<Session>> session = Session::Create(&test::TestRuntime(), *graph);
   ASSERT_TRUE(session.ok()) << session.status();
@@ -46,7 +64,7 @@ TEST(TensorFlowResults, EveryCaseMatches) {
   ASSERT_OK((*session)->Run({}, fetches, {}, &outputs));
   ASSERT_OK((*session)->Run({}, expected_nodes, {}, &expected));
   for (size_t i = 0; i < cases.size(); ++i) {
-    SCOPED_TRACE(cases[i].name + " (" + cases[i].op + ")");
+    SCOPED_TRACE(cases[i].output + " (" + cases[i].op + ")");
     if (cases[i].op == "Erf" || cases[i].op == "Erfc") {
       const bool is_float = expected[i].dtype() == DT_FLOAT;
       test::ExpectTensorNear(expected[i], outputs[i], 0, is_float ? 4e-7 : 1e-15);

@@ -38,6 +38,12 @@ Status ConcatGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* d
   return s.status();
 }
 
+// The gradients of the pieces of a split, joined along `axis` (ConcatV2 takes two or more).
+Output Joined(const Scope& s, const Grads& pieces, const Output& axis) {
+  if (pieces.size() == 1) return pieces[0];
+  return ops::ConcatV2(s, InputList(pieces.begin(), pieces.end()), axis);
+}
+
 }  // namespace
 
 void RegisterArrayGradients(GradientRegistry* r) {
@@ -46,8 +52,18 @@ void RegisterArrayGradients(GradientRegistry* r) {
   (void)r->Register("ConcatV2", ConcatGrad);
   // Split's pieces go back together along split_dim (zeros for pieces with no gradient).
   (void)r->Register("Split", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
-    InputList pieces(dy.begin(), dy.end());
-    *dx = {Output(), ops::ConcatV2(s, pieces, op.input(0))};
+    *dx = {Output(), Joined(s, dy, op.input(0))};
+    return s.status();
+  });
+  // SplitV's pieces go back together the same way; size_splits and split_dim get none.
+  (void)r->Register("SplitV", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    *dx = {Joined(s, dy, op.input(2)), Output(), Output()};
+    return s.status();
+  });
+  // ReverseV2 is its own inverse.
+  (void)r->Register("ReverseV2", [](const Scope& s, const Operation& op, const Grads& dy,
+                                    Grads* dx) {
+    *dx = {ops::ReverseV2(s, dy[0], op.input(1)), Output()};
     return s.status();
   });
   (void)r->Register("Transpose", [](const Scope& s, const Operation& op, const Grads& dy,
@@ -161,6 +177,7 @@ const GradientRegistry& StandardGradients() {
     auto* r = new GradientRegistry;
     internal::RegisterMathGradients(r);
     internal::RegisterArrayGradients(r);
+    internal::RegisterIndexGradients(r);
     internal::RegisterTensorArrayGradients(r);
     return r;
   }();

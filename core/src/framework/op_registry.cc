@@ -282,6 +282,8 @@ void RegisterStandardOps(OpRegistry* registry) {
   internal::RegisterElementwiseOps(registry);
   internal::RegisterArrayOps(registry);
   internal::RegisterPadOps(registry);
+  internal::RegisterIndexOps(registry);
+  internal::RegisterReorderOps(registry);
   internal::RegisterReductionOps(registry);
   internal::RegisterMatMulOps(registry);
   internal::RegisterStateOps(registry);

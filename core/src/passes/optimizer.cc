@@ -268,8 +268,9 @@ bool Optimizer::TryFold(int i) {
     info.output_types = {info_[i].output_types[port]};
     info.origin = i;
     int c = AddNode(make_const(name, port), std::move(info));
-    tensor_rename_[nodes_[i].name + ":" + std::to_string(port)] = name;
-    TryCse(c);
+    // A Const that CSE merges into an equal one is gone: consumers read the survivor.
+    const std::string target = TryCse(c) ? node_rename_.at(name) : name;
+    tensor_rename_[nodes_[i].name + ":" + std::to_string(port)] = target;
   }
   return true;
 }

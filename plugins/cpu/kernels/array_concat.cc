@@ -1,11 +1,12 @@
-// Joining and splitting along one dimension on CPU: ConcatV2 and Pack join N inputs, Split and
-// Unpack cut one input into N outputs.
+// Joining and splitting along one dimension on CPU: ConcatV2 and Pack join N inputs, Split,
+// SplitV and Unpack cut one input into N outputs.
 //
 // Seen around the axis, every tensor is [outer, row] with the same `outer` for all: a joined
 // tensor's row is the concatenation of the parts' rows. One routine copies rows in either
 // direction.
 #include <algorithm>
 
+#include "conflux/sdk/layout_shape_rules.h"
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -69,14 +70,14 @@ sdk::Status JoinInputs(sdk::KernelContext& ctx, int n, const Dims& out_shape, si
   return sdk::Status();
 }
 
-// Allocates every output with `piece` and cuts `in` into them: each output's row is `in`'s row
-// cut at dimension `axis` of the piece shape.
-sdk::Status CutInto(sdk::KernelContext& ctx, const sdk::Tensor& in, const Dims& piece,
+// Allocates output k with `pieces[k]` and cuts `in` into them: each output's row is `in`'s row
+// cut at dimension `axis` of its shape.
+sdk::Status CutInto(sdk::KernelContext& ctx, const sdk::Tensor& in, const std::vector<Dims>& pieces,
                     size_t axis) {
   CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(in));
   Parts parts;
   for (int k = 0; k < ctx.num_outputs(); ++k) {
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(k, piece));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(k, pieces[k]));
     parts.Add(out, axis, elem_size);
   }
   Dims in_shape = in.shape();
@@ -130,7 +131,24 @@ class SplitKernel {
     CFX_SDK_RETURN_IF_ERROR(
         RuleStatus(shape_rules::SplitShape(in.shape(), &axis, ctx.num_outputs(), &piece)));
     if (ctx.num_outputs() == 1) return ctx.SetOutput(0, in);
-    return CutInto(ctx, in, piece, static_cast<size_t>(axis));
+    return CutInto(ctx, in, std::vector<Dims>(ctx.num_outputs(), piece), static_cast<size_t>(axis));
+  }
+};
+
+// SplitV(value, size_splits, split_dim): pieces of `value` of the sizes `size_splits`.
+class SplitVKernel {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    int64_t axis = 0;
+    CFX_SDK_RETURN_IF_ERROR(ReadScalarInput(ctx, 2, "split_dim", &axis));
+    Dims sizes;
+    CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 1, "size_splits", &sizes));
+    sdk::Tensor in = ctx.input(0);
+    std::vector<Dims> pieces;
+    CFX_SDK_RETURN_IF_ERROR(
+        RuleStatus(shape_rules::SplitVShape(in.shape(), sizes, &axis, ctx.num_outputs(), &pieces)));
+    if (ctx.num_outputs() == 1) return ctx.SetOutput(0, in);
+    return CutInto(ctx, in, pieces, static_cast<size_t>(axis));
   }
 };
 
@@ -145,7 +163,7 @@ class UnpackKernel {
     CFX_SDK_RETURN_IF_ERROR(
         RuleStatus(shape_rules::UnpackShape(in.shape(), &axis, ctx.num_outputs(), &piece)));
     // Around `axis`, an output's row is the input's dimensions after `axis`.
-    return CutInto(ctx, in, piece, static_cast<size_t>(axis));
+    return CutInto(ctx, in, std::vector<Dims>(ctx.num_outputs(), piece), static_cast<size_t>(axis));
   }
 
  private:
@@ -158,6 +176,7 @@ void RegisterConcatKernels(sdk::Plugin& p) {
   RegisterTypeAgnostic<ConcatV2Kernel>(p, "ConcatV2", "T", {"axis"});
   RegisterTypeAgnostic<PackKernel>(p, "Pack");
   RegisterTypeAgnostic<SplitKernel>(p, "Split", "T", {"split_dim"});
+  RegisterTypeAgnostic<SplitVKernel>(p, "SplitV", "T", {"size_splits", "split_dim"});
   RegisterTypeAgnostic<UnpackKernel>(p, "Unpack");
 }
 

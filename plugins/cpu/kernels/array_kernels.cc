@@ -13,6 +13,8 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   RegisterGatherKernels(p);
   RegisterGradientArrayKernels(p);
   RegisterPadKernels(p);
+  RegisterTopKKernels(p);
+  RegisterOneHotKernels(p);
 }
 
 }  // namespace cfx::cpu

@@ -1,6 +1,7 @@
-// Transpose and Tile on CPU: both rearrange the input's elements into a new layout.
+// Transpose, Tile and ReverseV2 on CPU: all rearrange the input's elements into a new layout.
 #include <algorithm>
 
+#include "conflux/sdk/layout_shape_rules.h"
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -77,11 +78,49 @@ class TileKernel {
   }
 };
 
+// ReverseV2(tensor, axis): the elements along each dimension in `axis` in reverse order.
+class ReverseV2Kernel {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor in = ctx.input(0);
+    const Dims dims = in.shape();
+    Dims axes;
+    CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 1, "axis", &axes));
+    std::vector<bool> reversed;
+    CFX_SDK_RETURN_IF_ERROR(
+        RuleStatus(shape_rules::ReverseAxes(static_cast<int64_t>(dims.size()), axes, &reversed)));
+    if (std::find(reversed.begin(), reversed.end(), true) == reversed.end())
+      return ctx.SetOutput(0, in);
+    CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(in));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, dims));
+    if (out.num_elements() == 0) return sdk::Status();
+    // A reversed dimension is walked from its last element backwards.
+    std::vector<Walk> walks(dims.size());
+    int64_t stride = 1, first = 0;
+    for (size_t d = dims.size(); d-- > 0;) {
+      walks[d] = {dims[d], reversed[d] ? -stride : stride};
+      if (reversed[d]) first += (dims[d] - 1) * stride;
+      stride *= dims[d];
+    }
+    CopyWalks(ctx,
+              static_cast<const char*>(in.raw_data()) + first * static_cast<int64_t>(elem_size),
+              static_cast<char*>(out.raw_data()), elem_size, walks);
+    return sdk::Status();
+  }
+};
+
+// ReverseV2's T: the fixed-size types TensorFlow allows (no quantized ones).
+constexpr cfx_dtype kReverseTypes[] = {CFX_UINT8,  CFX_INT8,      CFX_UINT16,    CFX_INT16,
+                                       CFX_INT32,  CFX_UINT32,    CFX_INT64,     CFX_UINT64,
+                                       CFX_BOOL,   CFX_BFLOAT16,  CFX_HALF,      CFX_FLOAT,
+                                       CFX_DOUBLE, CFX_COMPLEX64, CFX_COMPLEX128};
+
 }  // namespace
 
 void RegisterTransposeKernels(sdk::Plugin& p) {
   RegisterTypeAgnostic<TransposeKernel>(p, "Transpose", "T", {"perm"});
   RegisterTypeAgnostic<TileKernel>(p, "Tile", "T", {"multiples"});
+  RegisterTypeAgnostic<ReverseV2Kernel>(p, "ReverseV2", "T", kReverseTypes, {"axis"});
 }
 
 }  // namespace cfx::cpu

@@ -27,7 +27,8 @@ void RegisterTransposeKernels(sdk::Plugin& p);  // array_transpose.cc
 void RegisterGatherKernels(sdk::Plugin& p);     // array_gather.cc
 void RegisterGradientArrayKernels(sdk::Plugin& p);  // array_gradient.cc
 void RegisterPadKernels(sdk::Plugin& p);        // array_pad.cc
-
+void RegisterTopKKernels(sdk::Plugin& p);       // topk.cc
+void RegisterOneHotKernels(sdk::Plugin& p);     // array_one_hot.cc
 
 // Every dtype whose elements are plain bytes (kernels may memcpy them).
 inline constexpr cfx_dtype kFixedSizeTypes[] = {
@@ -60,13 +61,19 @@ inline sdk::Status RuleStatus(const std::string& error) {
   return error.empty() ? sdk::Status() : sdk::InvalidArgument(error);
 }
 
-// Reads an int16, int32 or int64 tensor as int64 values; InvalidArgument naming `what` for
+// Reads an int8, int16, int32 or int64 tensor as int64 values; InvalidArgument naming `what` for
 // other dtypes.
 inline sdk::Status ReadIndexValues(const sdk::Tensor& t, const char* what,
                                    std::vector<int64_t>* out) {
-  if (t.dtype() != CFX_INT16) return ReadIndexVector(t, what, out);
-  const int16_t* v = t.data<int16_t>();
-  out->assign(v, v + t.num_elements());
+  if (t.dtype() == CFX_INT8) {
+    const int8_t* v = t.data<int8_t>();
+    out->assign(v, v + t.num_elements());
+  } else if (t.dtype() == CFX_INT16) {
+    const int16_t* v = t.data<int16_t>();
+    out->assign(v, v + t.num_elements());
+  } else {
+    return ReadIndexVector(t, what, out);
+  }
   return sdk::Status();
 }
 

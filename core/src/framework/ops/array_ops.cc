@@ -1,5 +1,5 @@
 // Array ops: Reshape, Shape, Rank, Size, Fill, ZerosLike, OnesLike, Transpose, ConcatV2, Slice,
-// StridedSlice, Split, Pack, Unpack, ExpandDims, Squeeze, Tile, GatherV2, Range.
+// StridedSlice, Split, SplitV, Pack, Unpack, ExpandDims, Squeeze, Tile, GatherV2, Range.
 //
 // Names, inputs, outputs, attrs, defaults and type lists are TensorFlow's. Shape functions work
 // on partial shapes and use constant inputs where known; the rules themselves (what is valid,
@@ -11,6 +11,7 @@
 #include "framework/ops/ops.h"
 #include "framework/ops/shape_fn_util.h"
 // Header-only, standard library only; to move to plugin-api/include/conflux/sdk/ (see there).
+#include "conflux/sdk/layout_shape_rules.h"
 #include "conflux/sdk/shape_rules.h"
 
 namespace cfx::internal {
@@ -195,6 +196,31 @@ Status SplitShapeFn(InferenceContext& c) {
   CFX_RETURN_IF_ERROR(
       RuleStatus(c, shape_rules::SplitShape(in.dims(), &*axis, c.num_outputs(), &piece)));
   SetAllOutputs(c, PartialTensorShape(piece));
+  return Status();
+}
+
+Status SplitVShapeFn(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(CheckVector(c, 1));
+  CFX_RETURN_IF_ERROR(CheckScalar(c, 2));
+  const PartialTensorShape& in = c.input(0);
+  std::optional<int64_t> axis = ConstScalar(c, 2);
+  if (in.unknown_rank() || !axis) {
+    SetAllOutputs(c, in.unknown_rank() ? in : PartialTensorShape::UnknownDims(in.rank()));
+    return Status();
+  }
+  std::optional<Dims> sizes = ConstValues(c, 1);
+  if (!sizes) {
+    // Each piece is the input with the axis dimension unknown.
+    Dims piece = in.dims();
+    CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::NormalizeAxis(&*axis, in.rank(), "split_dim")));
+    piece[*axis] = kUnknown;
+    SetAllOutputs(c, PartialTensorShape(piece));
+    return Status();
+  }
+  std::vector<Dims> pieces;
+  CFX_RETURN_IF_ERROR(
+      RuleStatus(c, shape_rules::SplitVShape(in.dims(), *sizes, &*axis, c.num_outputs(), &pieces)));
+  for (int i = 0; i < c.num_outputs(); ++i) c.set_output(i, PartialTensorShape(pieces[i]));
   return Status();
 }
 
@@ -453,6 +479,17 @@ void RegisterArrayOps(OpRegistry* r) {
                        .Attr("T: type")
                        .SetShapeFn(SplitShapeFn)
                        .Summary("`num_split` equal pieces of `value` along `split_dim`."));
+  r->RegisterOrDie(OpDefBuilder("SplitV")
+                       .Input("value: T")
+                       .Input("size_splits: Tlen")
+                       .Input("split_dim: int32")
+                       .Output("output: num_split * T")
+                       .Attr("num_split: int >= 1")
+                       .Attr("T: type")
+                       .Attr("Tlen: {int8, int32, int64} = DT_INT64")
+                       .SetShapeFn(SplitVShapeFn)
+                       .Summary("Pieces of `value` along `split_dim` of the sizes `size_splits` "
+                                "(one -1 takes the rest)."));
   r->RegisterOrDie(OpDefBuilder("Pack")
                        .Input("values: N * T")
                        .Output("output: T")

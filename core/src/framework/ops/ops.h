@@ -10,8 +10,11 @@ namespace cfx::internal {
 void RegisterCoreOps(OpRegistry* r);         // Const, Identity, NoOp, Placeholder
 void RegisterElementwiseOps(OpRegistry* r);  // Add..SquaredDifference, AddN, unary math,
                                              // comparisons, logical ops, Cast, Select, SelectV2
-void RegisterArrayOps(OpRegistry* r);        // Reshape, Shape, ConcatV2, Slice, StridedSlice, ...
+void RegisterArrayOps(OpRegistry* r);        // Reshape, Shape, ConcatV2, Slice, StridedSlice,
+                                             // Split, SplitV, ...
 void RegisterPadOps(OpRegistry* r);          // Pad, PadV2, MirrorPad, MirrorPadGrad
+void RegisterIndexOps(OpRegistry* r);        // TopKV2, OneHot
+void RegisterReorderOps(OpRegistry* r);      // ReverseV2
 void RegisterReductionOps(OpRegistry* r);    // Sum, Mean, Max, Min, Prod, All, Any, ArgMax, ArgMin
 void RegisterMatMulOps(OpRegistry* r);       // MatMul
 void RegisterStateOps(OpRegistry* r);  // _Arg, _Retval, _Send, _Recv, variables, queues

@@ -13,6 +13,9 @@ std::optional<std::vector<int64_t>> ConstValues(const InferenceContext& c, int i
   std::vector<int64_t> v(static_cast<size_t>(t->num_elements()));
   for (int64_t k = 0; k < t->num_elements(); ++k) {
     switch (t->dtype()) {
+      case DT_INT8:
+        v[k] = t->data<int8_t>()[k];
+        break;
       case DT_INT16:
         v[k] = t->data<int16_t>()[k];
         break;

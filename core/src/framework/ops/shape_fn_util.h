@@ -15,7 +15,7 @@ namespace cfx::internal {
 // A shape rule's verdict ("" or the reason) as a Status: InvalidArgument naming the node.
 Status RuleStatus(const InferenceContext& c, const std::string& error);
 
-// The values of input i when it is a constant int16/int32/int64 tensor.
+// The values of input i when it is a constant int8/int16/int32/int64 tensor.
 std::optional<std::vector<int64_t>> ConstValues(const InferenceContext& c, int i);
 
 // The value of input i when it is such a constant with one element.

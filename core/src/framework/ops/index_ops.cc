@@ -1,0 +1,96 @@
+// Ops that take or make index tensors: TopKV2 and OneHot, with TensorFlow's definitions.
+//
+// The shape rules (conflux/sdk/index_shape_rules.h) are shared with the kernels, so inference and
+// execution refuse the same inputs with the same words.
+#include <optional>
+
+#include "conflux/sdk/index_shape_rules.h"
+#include "conflux/shape_inference.h"
+#include "framework/ops/ops.h"
+#include "framework/ops/shape_fn_util.h"
+
+namespace cfx::internal {
+namespace {
+
+using shape_rules::Dims;
+
+// Input i's dims, or nullopt when its rank is unknown.
+std::optional<Dims> KnownRank(const InferenceContext& c, int i) {
+  if (c.input(i).unknown_rank()) return std::nullopt;
+  return c.input(i).dims();
+}
+
+// Input i, named `what`, is a scalar (in the kernels' words).
+Status CheckScalar(const InferenceContext& c, int i, const char* what) {
+  const PartialTensorShape& s = c.input(i);
+  if (!s.unknown_rank() && s.rank() != 0)
+    return c.Error(StrCat(what, " must be a scalar, got shape ", s.ToString()));
+  return Status();
+}
+
+// TopKV2: values and indices both have the input's shape with k columns.
+Status TopKShapeFn(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(CheckScalar(c, 1, "k"));
+  std::optional<Dims> input = KnownRank(c, 0);
+  if (!input) {
+    for (int i = 0; i < 2; ++i) c.set_output(i, PartialTensorShape::UnknownRank());
+    return Status();
+  }
+  Dims out;
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::TopKShape(*input, ConstScalar(c, 1), &out)));
+  for (int i = 0; i < 2; ++i) c.set_output(i, PartialTensorShape(out));
+  return Status();
+}
+
+// OneHot: the indices' shape with a dimension of `depth` inserted at `axis`.
+Status OneHotShapeFn(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(CheckScalar(c, 1, "depth"));
+  CFX_RETURN_IF_ERROR(CheckScalar(c, 2, "on_value"));
+  CFX_RETURN_IF_ERROR(CheckScalar(c, 3, "off_value"));
+  int64_t axis = -1;
+  CFX_RETURN_IF_ERROR(c.GetAttr("axis", &axis));
+  std::optional<Dims> indices = KnownRank(c, 0);
+  if (!indices) {
+    if (axis < -1) return c.Error(StrCat("axis = ", axis, " must be -1 or >= 0"));
+    c.set_output(0, PartialTensorShape::UnknownRank());
+    return Status();
+  }
+  Dims out;
+  CFX_RETURN_IF_ERROR(
+      RuleStatus(c, shape_rules::OneHotShape(*indices, ConstScalar(c, 1), axis, &out)));
+  c.set_output(0, PartialTensorShape(out));
+  return Status();
+}
+
+}  // namespace
+
+void RegisterIndexOps(OpRegistry* r) {
+  r->RegisterOrDie(OpDefBuilder("TopKV2")
+                       .Input("input: T")
+                       .Input("k: Tk")
+                       .Output("values: T")
+                       .Output("indices: index_type")
+                       .Attr("sorted: bool = true")
+                       .Attr("T: realnumbertype")
+                       .Attr("Tk: {int16, int32, int64} = DT_INT32")
+                       .Attr("index_type: {int16, int32, int64} = DT_INT32")
+                       .SetShapeFn(TopKShapeFn)
+                       .Summary("The k largest entries of each row (the last dimension) of "
+                                "`input`, largest first, ties to the lower index, and their "
+                                "column indices."));
+  r->RegisterOrDie(OpDefBuilder("OneHot")
+                       .Input("indices: TI")
+                       .Input("depth: int32")
+                       .Input("on_value: T")
+                       .Input("off_value: T")
+                       .Output("output: T")
+                       .Attr("axis: int = -1")
+                       .Attr("T: type")
+                       .Attr("TI: {uint8, int8, int32, int64} = DT_INT64")
+                       .SetShapeFn(OneHotShapeFn)
+                       .Summary("`on_value` where a new dimension of `depth` entries at `axis` "
+                                "(-1: last) equals the index, `off_value` elsewhere (everywhere "
+                                "for an index outside [0, depth))."));
+}
+
+}  // namespace cfx::internal
