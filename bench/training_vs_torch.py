@@ -111,19 +111,24 @@ def summary(values):
     return f"{statistics.median(values):8.2f} ({min(values):.2f})"
 
 
-def run_ours(args, model, batch, extra):
-    run = subprocess.run([args.bench, "--model", model, "--batch", str(batch), "--steps",
-                          str(args.steps), "--reps", str(args.reps), "--warmup", str(args.warmup)]
-                         + extra, check=True, capture_output=True, text=True)
+def last_json_line(command, env=None):
+    """Runs `command`; its last line of output as JSON (its error output on failure)."""
+    run = subprocess.run(command, env=env, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({run.returncode}):\n{run.stderr[-4000:]}")
     return json.loads(run.stdout.splitlines()[-1])
 
 
+def run_ours(args, model, batch, extra):
+    return last_json_line([args.bench, "--model", model, "--batch", str(batch), "--steps",
+                           str(args.steps), "--reps", str(args.reps), "--warmup",
+                           str(args.warmup)] + extra)
+
+
 def run_theirs(args, runs, env):
-    child = subprocess.run([sys.executable, __file__, "--torch-worker", "--device", args.device,
-                            "--steps", str(args.steps), "--reps", str(args.reps), "--warmup",
-                            str(args.warmup), "--runs", json.dumps(runs)], env=env, check=True,
-                           capture_output=True, text=True)
-    return json.loads(child.stdout.splitlines()[-1])
+    return last_json_line([sys.executable, __file__, "--torch-worker", "--device", args.device,
+                           "--steps", str(args.steps), "--reps", str(args.reps), "--warmup",
+                           str(args.warmup), "--runs", json.dumps(runs)], env)
 
 
 def main():

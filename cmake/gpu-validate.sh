@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Builds the CUDA plugin with its tests on a GPU machine and runs them: the plugin's unit and
 # device tests (tests/cuda) and the kernel conformance suite, which runs every GPU kernel against
-# the CPU; then MatMul against raw cuBLAS (bench/cuda_matmul_bench.cc). Fails when a test fails,
-# and when a GPU test skipped although the machine has a GPU.
+# the CPU; then MatMul against raw cuBLAS (bench/cuda_matmul_bench.cc), training steps against
+# PyTorch (bench/training_vs_torch.py --device cuda, where python3 has a CUDA PyTorch) and the
+# main job with config/examples/cuda.yaml. Fails when a test fails, and when a GPU test skipped
+# although the machine has a GPU.
 #
 #   cmake/gpu-validate.sh [DEPS]
 #
 # DEPS: the deps/ prefix that cmake/gpu-bundle.sh packed (Debian's packages unpacked), for a
 # machine without them; omit it where the packages of cmake/install-deps.sh are installed.
 # Environment: CONFLUX_GPU_BUILD (build folder, default <src>/build-gpu), CUDA_ARCH (CMake
-# CUDA architectures, default 90), JOBS (default: all cores).
+# CUDA architectures, default 90), JOBS (default: all cores), FASHION_MNIST (the data of the main
+# job, default /usr/share/datasets/fashion-mnist) and FASHION_MNIST_EPOCHS (default 1).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 deps=${1:-}
@@ -54,7 +57,7 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCONFLUX_WITH_C
   -DCONFLUX_WITH_MPI=OFF -DCONFLUX_WITH_OPENCL=OFF -DCONFLUX_BUILD_BENCH=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" "${args[@]}"
 cmake --build "$build" -j"${JOBS:-$(nproc)}" --target conflux_cuda cuda_test conformance_test conflux_cli \
-  cuda_matmul_bench
+  cuda_matmul_bench training_bench fashion_mnist
 test -f "$build/lib/conflux/plugins/libconflux_cuda.so" || {
   echo "gpu-validate: the CUDA plugin was not built (is nvcc on PATH?)" >&2
   exit 1
@@ -74,9 +77,11 @@ if [ "$has_gpu" = 1 ]; then
   for run in "cuda_test -CudaNoGpu.*" "conformance_test Devices/*GPU*"; do
     binary=${run%% *}
     filter=${run#* }
-    out=$("$build/bin/$binary" "--gtest_filter=$filter" 2>&1) || status=1
-    echo "$out" | grep -E "Failure|FAILED|SKIPPED|not compared|^\[  PASSED" | head -60
-    if echo "$out" | grep -q "SKIPPED"; then
+    log="$build/$binary.log"
+    "$build/bin/$binary" "--gtest_filter=$filter" > "$log" 2>&1 || status=1
+    { grep -E -B2 -A10 "Failure" "$log" | head -200; grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$log"; } \
+      || true
+    if grep -q "SKIPPED" "$log"; then
       echo "gpu-validate: $binary --gtest_filter=$filter skipped tests on a machine with a GPU" >&2
       status=1
     fi
@@ -89,6 +94,25 @@ if [ "$has_gpu" = 1 ]; then
   # MatMul 4096^2 through a session against raw cuBLAS in the same process, float32 and TF32.
   "$build/bin/cuda_matmul_bench" || status=1
   "$build/bin/cuda_matmul_bench" --tf32 || status=1
+  # Training steps of the CNN (batch 64 and 512) and the MLP against PyTorch on this GPU.
+  if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+    CONFLUX_PLUGIN_PATH="$build/lib/conflux/plugins" python3 "$src/bench/training_vs_torch.py" \
+      --device cuda --config "$src/config/examples/cuda.yaml" --bench "$build/bin/training_bench" \
+      --steps 10 --reps 3 --warmup 3 \
+      || status=1
+  else
+    echo "gpu-validate: no PyTorch with CUDA here: the training comparison is left out"
+  fi
+  # The main job on the GPU: Fashion-MNIST from /usr/share/datasets/fashion-mnist or
+  # $FASHION_MNIST (a folder with the four IDX files), FASHION_MNIST_EPOCHS epochs (default 1).
+  data=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+  if [ -e "$data/train-images-idx3-ubyte.gz" ]; then
+    CONFLUX_PLUGIN_PATH="$build/lib/conflux/plugins" "$build/bin/fashion_mnist" \
+      --config "$src/config/examples/cuda.yaml" --data "$data" --fresh \
+      --epochs "${FASHION_MNIST_EPOCHS:-1}" --logdir "$build/fashion_mnist_logs" || status=1
+  else
+    echo "gpu-validate: no Fashion-MNIST in $data: the main job is left out"
+  fi
 fi
 [ "$status" = 0 ] && echo "gpu-validate: all CUDA tests passed on $(nvidia-smi -L 2>/dev/null | head -1)"
 exit "$status"

@@ -77,6 +77,33 @@ TEST(CudaConfig, ExampleConfigStartsWithOrWithoutAGpu) {
   EXPECT_TRUE((*rt)->FindDevice("CPU:0").ok());
 }
 
+// The plugin's own options: an unknown key fails the plugin's load, naming the key (with or
+// without a GPU).
+TEST(CudaConfig, UnknownPluginOptionFailsNamingIt) {
+  auto config = Config::FromString(
+      "plugins:\n  - name: cpu\n  - name: cuda\n    options: {cudnn_libary: /x}\n",
+      "cuda_test.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  config->plugin_paths.insert(config->plugin_paths.begin(), BuildPluginDir());
+  auto rt = Runtime::Create(*config);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("unknown key 'cudnn_libary' (expected cudnn_library)"),
+            std::string::npos)
+      << rt.status();
+}
+
+// With cuDNN (found where this build found it) the convolutions have GPU kernels; the pools,
+// which need no cuDNN, always do.
+TEST(CudaConfig, ConvolutionsAndPoolsHaveGpuKernels) {
+  const KernelRegistry& kernels = CudaRuntime().kernels();
+  for (const char* op : {"MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad", "Conv2D",
+                         "Conv2DBackpropInput", "Conv2DBackpropFilter"}) {
+    bool gpu = false;
+    for (const KernelDef* k : kernels.All()) gpu |= k->op == op && k->device_type == "GPU";
+    EXPECT_TRUE(gpu) << op;
+  }
+}
+
 TEST(GpuDevice, EnumeratedWithPropertiesAndOwnMemory) {
   SKIP_WITHOUT_GPU();
   Device* dev = GpuDevice();

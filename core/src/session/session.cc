@@ -52,6 +52,21 @@ struct Session::Impl {
   // Which float32 tensors travel to other tasks narrowed (cluster.compression).
   internal::EdgeCompression compression;
 
+  // Stateful nodes keep one device in every signature of the session (TensorFlow's rule): their
+  // state (a variable's value, a queue) lives in that device's resource manager, so a variable
+  // placed on the CPU by its initializer's signature and on a GPU by the training step's would be
+  // two variables. The devices come from a placement of the whole graph (a variable goes where
+  // its updates and readers run, not where its initializer alone would put it); a node that
+  // placement could not cover keeps the device of the first signature that placed it. Guarded
+  // by placement_mu, which also serializes the building of new signatures' executors.
+  std::mutex placement_mu;
+  std::map<std::string, std::string> stateful_devices;  // node name -> device full name
+  size_t whole_graph_nodes_placed = 0;                   // graph.node.size() when last placed
+
+  // Places `whole` (the session's graph) once per Extend and records its stateful nodes' devices.
+  void PlaceStatefulNodes(const GraphDef& whole, const std::vector<Device*>& devices,
+                          const DeviceName* chief);
+
   StatusOr<std::shared_ptr<ExecutorsAndKeys>> GetExecutors(
       const std::vector<std::pair<std::string, Tensor>>& feeds,
       const std::vector<std::string>& fetches, const std::vector<std::string>& targets);
@@ -139,11 +154,19 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
       if (frame_nodes.count(n.name)) n.device = runtime->task_name();
   }
   CFX_RETURN_IF_ERROR(OptimizeForRun(*runtime, pruned, targets, &pruned.graph));
+  std::vector<Device*> devices = runtime->cluster_devices();
+  std::unique_lock<std::mutex> placing(placement_mu);
+  PlaceStatefulNodes(graph_copy, devices, chief ? &*chief : nullptr);
+  for (NodeDef& n : pruned.graph.node)
+    if (auto it = stateful_devices.find(n.name); it != stateful_devices.end()) n.device = it->second;
   CFX_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g,
                        Graph::FromGraphDef(pruned.graph, &runtime->ops()));
-  std::vector<Device*> devices = runtime->cluster_devices();
   CFX_ASSIGN_OR_RETURN(std::vector<Device*> device_of,
                        Place(*g, devices, runtime->kernels(), *costs, chief ? &*chief : nullptr));
+  for (const auto& n : g->nodes())
+    if (n != nullptr && n->op_registration().def.is_stateful)
+      stateful_devices.emplace(n->name(), device_of[n->id()]->full_name());
+  placing.unlock();
   CFX_RETURN_IF_ERROR(ResolveCollectives(g.get(), device_of, [cluster](const Device* d) {
     return cluster != nullptr ? cluster->group()->RankOfDevice(d->full_name()) : 0;
   }));
@@ -169,6 +192,21 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
   std::lock_guard<std::mutex> lock(mu);
   auto [it, inserted] = cache.emplace(key, ek);
   return it->second;
+}
+
+void Session::Impl::PlaceStatefulNodes(const GraphDef& whole, const std::vector<Device*>& devices,
+                                       const DeviceName* chief) {
+  if (whole_graph_nodes_placed == whole.node.size()) return;
+  whole_graph_nodes_placed = whole.node.size();
+  // A whole graph may hold nodes that no signature runs and no device can place (an op of a
+  // plugin that is not loaded): then the signatures' own placements decide.
+  auto g = Graph::FromGraphDef(whole, &runtime->ops());
+  if (!g.ok()) return;
+  auto placed = Place(**g, devices, runtime->kernels(), *costs, chief);
+  if (!placed.ok()) return;
+  for (const auto& n : (*g)->nodes())
+    if (n != nullptr && n->op_registration().def.is_stateful)
+      stateful_devices.emplace(n->name(), (*placed)[n->id()]->full_name());
 }
 
 Status Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
