@@ -194,6 +194,18 @@ std::vector<Case> Cases() {
          auto parts = ops::SplitV(s, x[0], {1, -1, 2}, 1, 3);
          return ops::Mul(s, parts.output[1], parts.output[2]);  // piece 0 gets zeros
        }},
+      {"Cumsum", {Random({2, 4}, -1, 1, 26)},
+       [](const Scope& s, const X& x) { return ops::Mul(s, ops::Cumsum(s, x[0], 1), x[0]); }},
+      {"CumsumExclusiveReverse", {Random({3, 2}, -1, 1, 27)},
+       [](const Scope& s, const X& x) {
+         return ops::Cumsum(s, x[0], 0, ops::CumsumAttrs().Exclusive(true).Reverse(true));
+       }},
+      {"Cumprod", {Random({2, 4}, 0.5, 2, 28)},
+       [](const Scope& s, const X& x) { return ops::Cumprod(s, x[0], -1); }},
+      {"CumprodExclusiveReverseNegative", {Random({4, 2}, -2, -0.5, 29)},
+       [](const Scope& s, const X& x) {
+         return ops::Cumprod(s, x[0], 0, ops::CumprodAttrs().Exclusive(true).Reverse(true));
+       }},
       {"Chain", {m23, m32},
        [](const Scope& s, const X& x) {
          Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));

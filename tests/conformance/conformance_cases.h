@@ -104,7 +104,8 @@ const std::map<std::string, OpEntry>& ConformanceTable();
 void AddNnOpCases(std::map<std::string, OpEntry>& table);
 // Adds the entries of the ops-nn plugin's convolutions and pools (window_op_cases.cc).
 void AddWindowOpCases(std::map<std::string, OpEntry>& table);
-// Adds the entries of TopKV2, OneHot, ReverseV2 and SplitV (model_op_cases.cc).
+// Adds the entries of the ops that exported models use beyond the core set: TopKV2, OneHot,
+// ReverseV2, SplitV, Cumsum, Cumprod, ... (model_op_cases.cc).
 void AddModelOpCases(std::map<std::string, OpEntry>& table);
 // Adds the cases of the ops that gradient functions use (gradient_cases.cc).
 void AddGradientOpCases(std::map<std::string, OpEntry>* table);

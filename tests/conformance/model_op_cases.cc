@@ -1,6 +1,8 @@
 // Conformance cases of the ops that exported models use beyond the core set (see
-// conformance_cases.h): TopKV2, OneHot, ReverseV2 and SplitV. All move or pick values without
-// arithmetic: compared bit for bit.
+// conformance_cases.h): TopKV2, OneHot, ReverseV2 and SplitV move or pick values without
+// arithmetic and are compared bit for bit; Cumsum and Cumprod add or multiply along an axis, in
+// an order a device may change: kReduction's tolerance, on values that neither cancel nor
+// overflow.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -23,7 +25,7 @@ struct Spec {
   AttrMap attrs;
 };
 
-OpEntry WithHostInputs(std::vector<Spec> specs, Range data) {
+OpEntry WithHostInputs(std::vector<Spec> specs, Range data, Tolerance tol = kExact) {
   return {[specs, data](Gen& g) {
             std::vector<Case> cases;
             for (const Spec& s : specs) {
@@ -41,7 +43,7 @@ OpEntry WithHostInputs(std::vector<Spec> specs, Range data) {
             }
             return cases;
           },
-          kExact, ""};
+          tol, ""};
 }
 
 // OneHot: indices in [-2, depth + 1] (some outside: off everywhere), random on and off values.
@@ -72,6 +74,19 @@ OpEntry OneHot() {
 
 AttrMap Sorted(bool sorted) { return {{"sorted", AttrValue::Bool(sorted)}}; }
 AttrMap NumSplit(int64_t n) { return {{"num_split", AttrValue::Int(n)}}; }
+AttrMap ScanModes(bool exclusive, bool reverse) {
+  return {{"exclusive", AttrValue::Bool(exclusive)}, {"reverse", AttrValue::Bool(reverse)}};
+}
+
+// Cumsum and Cumprod along each axis of a few shapes, in every mode.
+std::vector<Spec> ScanSpecs() {
+  return {{{7}, {{kScalarValue, 0}}, ScanModes(false, false)},
+          {{4, 33}, {{kScalarValue, 1}}, ScanModes(true, false)},
+          {{4, 33}, {{kScalarValue, -2}}, ScanModes(false, true)},
+          {{3, 5, 257}, {{kScalarValue, 1}}, ScanModes(true, true)},
+          {{0, 3}, {{kScalarValue, 1}}, ScanModes(false, false)},
+          {{1024, 1024}, {{kScalarValue, 0}}, ScanModes(false, false)}};
+}
 
 }  // namespace
 
@@ -103,6 +118,9 @@ void AddModelOpCases(std::map<std::string, OpEntry>& t) {
                                 {{0, 4}, {{1, -1}, {kScalarValue, 1}}, NumSplit(2)},
                                 {{1024, 1024}, {{1000, -1}, {kScalarValue, 0}}, NumSplit(2)}},
                                {});
+  // Sums of at most 1024 values in [0, 1]; products of values in [0.99, 1.01].
+  t["Cumsum"] = WithHostInputs(ScanSpecs(), {0, 1, 0, 3}, kReduction);
+  t["Cumprod"] = WithHostInputs(ScanSpecs(), {0.99, 1.01, 1, 1}, kReduction);
 }
 
 }  // namespace cfx::conformance

@@ -232,6 +232,25 @@ void RegisterMathGradients(GradientRegistry* r) {
   };
   (void)r->Register("Max", extreme);
   (void)r->Register("Min", extreme);
+  // Cumsum: each x[j] counts in the outputs after it (before it when reversed), so its gradient is
+  // the running sum of dy in the other direction.
+  (void)r->Register("Cumsum", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    auto attrs =
+        ops::CumsumAttrs().Exclusive(BoolAttr(op, "exclusive")).Reverse(!BoolAttr(op, "reverse"));
+    *dx = {ops::Cumsum(s, dy[0], op.input(1), attrs), Output()};
+    return s.status();
+  });
+  // Cumprod: out[i] / x[j] is d out[i] / d x[j] for the x[j] in out[i], so the gradient is the
+  // reverse running sum of out * dy, divided by x; 0 where x is 0 (TensorFlow's div_no_nan).
+  (void)r->Register("Cumprod", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    Output x = op.input(0);
+    auto attrs =
+        ops::CumsumAttrs().Exclusive(BoolAttr(op, "exclusive")).Reverse(!BoolAttr(op, "reverse"));
+    Output sums = ops::Cumsum(s, ops::Mul(s, op.output(0), dy[0]), op.input(1), attrs);
+    Output zeros = ops::ZerosLike(s, x);
+    *dx = {ops::SelectV2(s, ops::Equal(s, x, zeros), zeros, ops::RealDiv(s, sums, x)), Output()};
+    return s.status();
+  });
   (void)r->Register("Cast", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
     *dx = {ops::Cast(s, dy[0], BaseType(op.input(0).type()))};
     return s.status();

@@ -11,7 +11,8 @@ void RegisterBasicKernels(sdk::Plugin& p);  // Const, Identity, NoOp, StopGradie
 void RegisterElementwiseKernels(
     sdk::Plugin& p);                            // binary, unary, comparison, logical, Cast, Select
 void RegisterArrayKernels(sdk::Plugin& p);      // Reshape, Shape, ConcatV2, Slice, Gather, ...
-void RegisterReductionKernels(sdk::Plugin& p);  // Sum, Mean, Max, Min, Prod, All, Any, Arg{Max,Min}
+void RegisterReductionKernels(sdk::Plugin& p);  // Sum, Mean, Max, Min, Prod, All, Any, Arg{Max,Min},
+                                                // Cumsum, Cumprod
 void RegisterMatMulKernels(sdk::Plugin& p);     // MatMul (oneDNN for float, Eigen otherwise)
 void RegisterStateKernels(sdk::Plugin& p);      // AssignAdd, AssignSub and their resource forms
 void RegisterRandomKernels(sdk::Plugin& p);     // RandomUniform, RandomStandardNormal,

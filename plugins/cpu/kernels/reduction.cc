@@ -112,6 +112,7 @@ void RegisterReductionKernels(sdk::Plugin& p) {
   p.Kernel<ReduceKernel<reduction::All>>("All", "CPU").HostMemory(kIndices);
   p.Kernel<ReduceKernel<reduction::Any>>("Any", "CPU").HostMemory(kIndices);
   RegisterArgReductionKernels(p);
+  RegisterScanKernels(p);
 }
 
 }  // namespace cfx::cpu

@@ -17,6 +17,8 @@ using sdk::ReductionPlan;
 
 // ArgMax and ArgMin (reduction_arg.cc); called by RegisterReductionKernels.
 void RegisterArgReductionKernels(sdk::Plugin& p);
+// Cumsum and Cumprod (scan.cc).
+void RegisterScanKernels(sdk::Plugin& p);
 
 }  // namespace cfx::cpu
 

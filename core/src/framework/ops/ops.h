@@ -15,7 +15,8 @@ void RegisterArrayOps(OpRegistry* r);        // Reshape, Shape, ConcatV2, Slice,
 void RegisterPadOps(OpRegistry* r);          // Pad, PadV2, MirrorPad, MirrorPadGrad
 void RegisterIndexOps(OpRegistry* r);        // TopKV2, OneHot
 void RegisterReorderOps(OpRegistry* r);      // ReverseV2
-void RegisterReductionOps(OpRegistry* r);    // Sum, Mean, Max, Min, Prod, All, Any, ArgMax, ArgMin
+void RegisterReductionOps(OpRegistry* r);    // Sum, Mean, Max, Min, Prod, All, Any, ArgMax, ArgMin,
+                                             // Cumsum, Cumprod
 void RegisterMatMulOps(OpRegistry* r);       // MatMul
 void RegisterStateOps(OpRegistry* r);  // _Arg, _Retval, _Send, _Recv, variables, queues
 void RegisterRandomOps(OpRegistry* r);       // RandomUniform, RandomStandardNormal,

@@ -1,15 +1,19 @@
-// Reductions: Sum, Mean, Max, Min, Prod, All, Any (reduce over a set of axes) and ArgMax, ArgMin
-// (index of the extreme value along one axis), with TensorFlow's definitions and shape rules:
+// Reductions: Sum, Mean, Max, Min, Prod, All, Any (reduce over a set of axes), ArgMax, ArgMin
+// (index of the extreme value along one axis) and the scans Cumsum, Cumprod (running sums and
+// products along one axis), with TensorFlow's definitions and shape rules:
 //  - axes may be negative (counted from the end) and repeated (a repeat counts once);
 //  - an empty axis list reduces nothing; keep_dims keeps reduced axes with length 1;
 //  - when the axes are not known while inferring, the output has the input's rank under
 //    keep_dims, one less for a scalar axis, and is unknown otherwise.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "conflux/sdk/shape_rules.h"
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
+#include "framework/ops/shape_fn_util.h"
 
 namespace cfx::internal {
 namespace {
@@ -124,6 +128,37 @@ Status ArgReductionShape(InferenceContext& c) {
   return Status();
 }
 
+// Cumsum and Cumprod: the input's shape; `axis` is a scalar in [-rank, rank) (the kernels' rule,
+// in their words).
+Status ScanShape(InferenceContext& c) {
+  const PartialTensorShape& axis = c.input(1);
+  if (!axis.unknown_rank() && axis.rank() != 0)
+    return c.Error("axis must be a scalar, got shape " + axis.ToString());
+  const PartialTensorShape& input = c.input(0);
+  std::optional<int64_t> value = ConstScalar(c, 1);
+  if (value && !input.unknown_rank()) {
+    const std::string error = shape_rules::NormalizeAxis(&*value, input.rank(), "axis");
+    if (!error.empty()) return c.Error(error + " for an input of shape " + input.ToString());
+  }
+  c.set_output(0, input);
+  return Status();
+}
+
+// "x: T, axis: Tidx -> out: T" with exclusive and reverse.
+OpDefBuilder Scan(const char* name, const char* summary) {
+  OpDefBuilder b(name);
+  b.Input("x: T")
+      .Input("axis: Tidx")
+      .Output("out: T")
+      .Attr("exclusive: bool = false")
+      .Attr("reverse: bool = false")
+      .Attr("T: numbertype")
+      .Attr("Tidx: {int32, int64} = DT_INT32")
+      .SetShapeFn(ScanShape)
+      .Summary(summary);
+  return b;
+}
+
 // "input: T, reduction_indices: Tidx -> output: T", T declared by `type_constraint`; with a
 // null `type_constraint`, input and output are bool instead (All, Any).
 OpDefBuilder Reduction(const char* name, const char* type_constraint, const char* summary) {
@@ -168,6 +203,12 @@ void RegisterReductionOps(OpRegistry* r) {
   r->RegisterOrDie(Reduction("Any", nullptr, "Logical or of elements across axes."));
   r->RegisterOrDie(ArgReduction("ArgMax", "Index of the largest value along one axis."));
   r->RegisterOrDie(ArgReduction("ArgMin", "Index of the smallest value along one axis."));
+  r->RegisterOrDie(Scan("Cumsum",
+                        "Running sums along `axis`: out[i] = x[0] + ... + x[i] (x[i] left out when "
+                        "`exclusive`, summed from the end when `reverse`)."));
+  r->RegisterOrDie(Scan("Cumprod",
+                        "Running products along `axis`: out[i] = x[0] * ... * x[i] (x[i] left out "
+                        "when `exclusive`, from the end when `reverse`)."));
 }
 
 }  // namespace cfx::internal
