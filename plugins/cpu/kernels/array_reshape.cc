@@ -1,5 +1,6 @@
 // Ops that change a tensor's shape but not its elements (Reshape, ExpandDims, Squeeze) and ops
 // that describe a shape (Shape, Rank, Size), on CPU.
+#include "conflux/sdk/basic_kernels.h"
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -50,51 +51,6 @@ class SqueezeKernel {
   Dims squeeze_dims_;
 };
 
-// Writes `values` into output 0, a new vector (or a scalar when `scalar`) of the output dtype
-// (int32 or int64). InvalidArgument when a value does not fit int32.
-sdk::Status WriteIndexOutput(sdk::KernelContext& ctx, const Dims& values, bool scalar) {
-  sdk::Shape shape;
-  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
-  if (out.dtype() == CFX_INT64) {
-    for (size_t i = 0; i < values.size(); ++i) out.data<int64_t>()[i] = values[i];
-    return sdk::Status();
-  }
-  if (out.dtype() != CFX_INT32)
-    return sdk::InvalidArgument("out_type must be int32 or int64, got ",
-                                sdk::DTypeName(out.dtype()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] > INT32_MAX)
-      return sdk::InvalidArgument("value ", values[i], " does not fit out_type int32; use int64");
-    out.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
-  }
-  return sdk::Status();
-}
-
-// Shape(input): the dimensions of the input as a vector of out_type.
-class ShapeKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    return WriteIndexOutput(ctx, ctx.input(0).shape(), /*scalar=*/false);
-  }
-};
-
-// Rank(input): the number of dimensions, an int32 scalar.
-class RankKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    return WriteIndexOutput(ctx, {ctx.input(0).rank()}, /*scalar=*/true);
-  }
-};
-
-// Size(input): the number of elements, a scalar of out_type.
-class SizeKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    return WriteIndexOutput(ctx, {ctx.input(0).num_elements()}, /*scalar=*/true);
-  }
-};
-
 // Shape, Rank and Size read only the shape, so they also take strings, resources and variants.
 constexpr cfx_dtype kNonFixedSizeTypes[] = {CFX_STRING, CFX_RESOURCE, CFX_VARIANT};
 
@@ -110,9 +66,9 @@ void RegisterReshapeKernels(sdk::Plugin& p) {
   RegisterTypeAgnostic<ReshapeKernel>(p, "Reshape", "T", {"shape"}, /*inexpensive=*/true);
   RegisterTypeAgnostic<ExpandDimsKernel>(p, "ExpandDims", "T", {"dim"}, /*inexpensive=*/true);
   RegisterTypeAgnostic<SqueezeKernel>(p, "Squeeze", "T", {}, /*inexpensive=*/true);
-  RegisterShapeQuery<ShapeKernel>(p, "Shape");
-  RegisterShapeQuery<RankKernel>(p, "Rank");
-  RegisterShapeQuery<SizeKernel>(p, "Size");
+  RegisterShapeQuery<sdk::ShapeKernel>(p, "Shape");
+  RegisterShapeQuery<sdk::RankKernel>(p, "Rank");
+  RegisterShapeQuery<sdk::SizeKernel>(p, "Size");
 }
 
 }  // namespace cfx::cpu

@@ -479,48 +479,6 @@ class SelectKernel {
   }
 };
 
-// Writes `values` into output 0 (host memory): a vector, or a scalar when `scalar`, of the output
-// dtype (int32 or int64). InvalidArgument when a value does not fit int32.
-sdk::Status WriteIndexOutput(sdk::KernelContext& ctx, const Dims& values, bool scalar) {
-  sdk::Shape shape;
-  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
-  if (out.dtype() == CFX_INT64) {
-    for (size_t i = 0; i < values.size(); ++i) out.data<int64_t>()[i] = values[i];
-    return sdk::Status();
-  }
-  if (out.dtype() != CFX_INT32)
-    return sdk::InvalidArgument("out_type must be int32 or int64, got ",
-                                sdk::DTypeName(out.dtype()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i] > INT32_MAX)
-      return sdk::InvalidArgument("value ", values[i], " does not fit out_type int32; use int64");
-    out.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
-  }
-  return sdk::Status();
-}
-
-class ShapeKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    return WriteIndexOutput(ctx, ctx.input(0).shape(), /*scalar=*/false);
-  }
-};
-
-class RankKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    return WriteIndexOutput(ctx, {ctx.input(0).rank()}, /*scalar=*/true);
-  }
-};
-
-class SizeKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    return WriteIndexOutput(ctx, {ctx.input(0).num_elements()}, /*scalar=*/true);
-  }
-};
-
 // Registers K for `op` once per data dtype of `type_attr`, with `host` arguments in host memory.
 template <typename K>
 void Register(sdk::Plugin& p, const char* op, std::initializer_list<const char*> host = {},
@@ -562,9 +520,9 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   Register<FillLikeKernel<true>>(p, "OnesLike");
   Register<SelectKernel<false>>(p, "Select");
   Register<SelectKernel<true>>(p, "SelectV2");
-  RegisterShapeQuery<ShapeKernel>(p, "Shape");
-  RegisterShapeQuery<SizeKernel>(p, "Size");
-  RegisterShapeQuery<RankKernel>(p, "Rank");
+  RegisterShapeQuery<sdk::ShapeKernel>(p, "Shape");
+  RegisterShapeQuery<sdk::SizeKernel>(p, "Size");
+  RegisterShapeQuery<sdk::RankKernel>(p, "Rank");
 }
 
 }  // namespace cfx::cuda

@@ -4,6 +4,7 @@
 #ifndef CONFLUX_SDK_BASIC_KERNELS_H_
 #define CONFLUX_SDK_BASIC_KERNELS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,52 @@ class SqueezeKernel {
 
  private:
   std::vector<int64_t> squeeze_dims_;
+};
+
+// Writes `values` into output 0: a vector, or a scalar when `scalar`, of the output dtype (int32
+// or int64). InvalidArgument when a value does not fit int32. The shape queries' output lives in
+// host memory on every device.
+inline Status WriteIndexOutput(KernelContext& ctx, const std::vector<int64_t>& values,
+                               bool scalar) {
+  Shape shape;
+  if (!scalar) shape.push_back(static_cast<int64_t>(values.size()));
+  CFX_SDK_ASSIGN_OR_RETURN(Tensor out, ctx.AllocateOutput(0, shape));
+  if (out.dtype() == CFX_INT64) {
+    for (size_t i = 0; i < values.size(); ++i) out.data<int64_t>()[i] = values[i];
+    return Status();
+  }
+  if (out.dtype() != CFX_INT32)
+    return InvalidArgument("out_type must be int32 or int64, got ", DTypeName(out.dtype()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] > INT32_MAX)
+      return InvalidArgument("value ", values[i], " does not fit out_type int32; use int64");
+    out.data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+  }
+  return Status();
+}
+
+// Shape(input): the dimensions of the input as a vector of out_type.
+class ShapeKernel {
+ public:
+  Status Compute(KernelContext& ctx) {
+    return WriteIndexOutput(ctx, ctx.input(0).shape(), /*scalar=*/false);
+  }
+};
+
+// Rank(input): the number of dimensions, an int32 scalar.
+class RankKernel {
+ public:
+  Status Compute(KernelContext& ctx) {
+    return WriteIndexOutput(ctx, {ctx.input(0).rank()}, /*scalar=*/true);
+  }
+};
+
+// Size(input): the number of elements, a scalar of out_type.
+class SizeKernel {
+ public:
+  Status Compute(KernelContext& ctx) {
+    return WriteIndexOutput(ctx, {ctx.input(0).num_elements()}, /*scalar=*/true);
+  }
 };
 
 }  // namespace cfx::sdk
