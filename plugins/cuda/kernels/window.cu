@@ -3,17 +3,11 @@
 // order, so that the sums are deterministic and equal the CPU's), and the image placement copy.
 #include <cfloat>
 
+#include "kernels/launch.h"
 #include "kernels/window_launch.h"
 
 namespace cfx::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 8 ? blocks : 65535 * 8);
-}
 
 #define CFX_GRID_STRIDE(i, n)                                               \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
@@ -153,28 +147,28 @@ __global__ void CropImagesKernel(ImagePlacement p, const float* big, float* smal
 
 cudaError_t LaunchPool(PoolFn fn, const PoolWindow& w, const float* x, float* y,
                        cudaStream_t stream) {
-  PoolKernel<<<Blocks(w.n * w.out_h * w.out_w * w.c), kThreads, 0, stream>>>(fn, w, x, y);
+  PoolKernel<<<GridBlocks(w.n * w.out_h * w.out_w * w.c), kThreadsPerBlock, 0, stream>>>(fn, w, x, y);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchMaxPoolGrad(const PoolWindow& w, const float* x, const float* dy, float* dx,
                               cudaStream_t stream) {
-  MaxPoolGradKernel<<<Blocks(w.n * w.in_h * w.in_w * w.c), kThreads, 0, stream>>>(w, x, dy, dx);
+  MaxPoolGradKernel<<<GridBlocks(w.n * w.in_h * w.in_w * w.c), kThreadsPerBlock, 0, stream>>>(w, x, dy, dx);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchAvgPoolGrad(const PoolWindow& w, const float* dy, float* dx,
                               cudaStream_t stream) {
-  AvgPoolGradKernel<<<Blocks(w.n * w.in_h * w.in_w * w.c), kThreads, 0, stream>>>(w, dy, dx);
+  AvgPoolGradKernel<<<GridBlocks(w.n * w.in_h * w.in_w * w.c), kThreadsPerBlock, 0, stream>>>(w, dy, dx);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchPlaceImages(const ImagePlacement& p, bool to_big, const float* from, float* to,
                               cudaStream_t stream) {
   if (to_big) {
-    PadImagesKernel<<<Blocks(p.n * p.big_h * p.big_w * p.c), kThreads, 0, stream>>>(p, from, to);
+    PadImagesKernel<<<GridBlocks(p.n * p.big_h * p.big_w * p.c), kThreadsPerBlock, 0, stream>>>(p, from, to);
   } else {
-    CropImagesKernel<<<Blocks(p.n * p.h * p.w * p.c), kThreads, 0, stream>>>(p, from, to);
+    CropImagesKernel<<<GridBlocks(p.n * p.h * p.w * p.c), kThreadsPerBlock, 0, stream>>>(p, from, to);
   }
   return cudaGetLastError();
 }
