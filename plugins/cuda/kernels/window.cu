@@ -147,28 +147,33 @@ __global__ void CropImagesKernel(ImagePlacement p, const float* big, float* smal
 
 cudaError_t LaunchPool(PoolFn fn, const PoolWindow& w, const float* x, float* y,
                        cudaStream_t stream) {
-  PoolKernel<<<GridBlocks(w.n * w.out_h * w.out_w * w.c), kThreadsPerBlock, 0, stream>>>(fn, w, x, y);
+  PoolKernel<<<GridBlocks(w.n * w.out_h * w.out_w * w.c), kThreadsPerBlock, 0, stream>>>(fn, w, x,
+                                                                                         y);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchMaxPoolGrad(const PoolWindow& w, const float* x, const float* dy, float* dx,
                               cudaStream_t stream) {
-  MaxPoolGradKernel<<<GridBlocks(w.n * w.in_h * w.in_w * w.c), kThreadsPerBlock, 0, stream>>>(w, x, dy, dx);
+  MaxPoolGradKernel<<<GridBlocks(w.n * w.in_h * w.in_w * w.c), kThreadsPerBlock, 0, stream>>>(
+      w, x, dy, dx);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchAvgPoolGrad(const PoolWindow& w, const float* dy, float* dx,
                               cudaStream_t stream) {
-  AvgPoolGradKernel<<<GridBlocks(w.n * w.in_h * w.in_w * w.c), kThreadsPerBlock, 0, stream>>>(w, dy, dx);
+  AvgPoolGradKernel<<<GridBlocks(w.n * w.in_h * w.in_w * w.c), kThreadsPerBlock, 0, stream>>>(w, dy,
+                                                                                              dx);
   return cudaGetLastError();
 }
 
 cudaError_t LaunchPlaceImages(const ImagePlacement& p, bool to_big, const float* from, float* to,
                               cudaStream_t stream) {
   if (to_big) {
-    PadImagesKernel<<<GridBlocks(p.n * p.big_h * p.big_w * p.c), kThreadsPerBlock, 0, stream>>>(p, from, to);
+    PadImagesKernel<<<GridBlocks(p.n * p.big_h * p.big_w * p.c), kThreadsPerBlock, 0, stream>>>(
+        p, from, to);
   } else {
-    CropImagesKernel<<<GridBlocks(p.n * p.h * p.w * p.c), kThreadsPerBlock, 0, stream>>>(p, from, to);
+    CropImagesKernel<<<GridBlocks(p.n * p.h * p.w * p.c), kThreadsPerBlock, 0, stream>>>(p, from,
+                                                                                         to);
   }
   return cudaGetLastError();
 }
