@@ -74,6 +74,11 @@ std::vector<Case> Cases() {
       // x / y in (2.09, 2.8): floor(x / y) = 2 around every point, away from the jumps.
       {"FloorMod", {Random({2, 3}, 2.2, 2.8, 21), Random({2, 3}, 1, 1.05, 22)},
        [](const Scope& s, const X& x) { return ops::FloorMod(s, x[0], x[1]); }},
+      // Points right of the origin (away from the jump at negative x); x broadcast along rows.
+      {"Atan2", {m23, Random({3}, 0.5, 2, 30)},
+       [](const Scope& s, const X& x) { return ops::Atan2(s, x[0], x[1]); }},
+      {"Xdivy", {m23, p23}, [](const Scope& s, const X& x) { return ops::Xdivy(s, x[0], x[1]); }},
+      {"Xlogy", {m3, p23}, [](const Scope& s, const X& x) { return ops::Xlogy(s, x[0], x[1]); }},
       {"SquaredDifference", {m23, m3},
        [](const Scope& s, const X& x) { return ops::SquaredDifference(s, x[0], x[1]); }},
       {"Maximum", {m23, Random({2, 3}, -1, 1, 99)},
@@ -231,7 +236,8 @@ TEST(StandardGradients, LogicalReductionsHaveNoGradient) {
 }
 
 TEST(StandardGradients, RoundingClassifyingAndOneHotHaveNoGradient) {
-  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf", "FloorDiv", "OneHot"})
+  for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf", "FloorDiv", "TruncateDiv",
+                         "OneHot"})
     EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
 }
 

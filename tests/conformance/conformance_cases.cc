@@ -5,10 +5,11 @@
 //   kExact          bit for bit   data movement (Const, Identity, Reshape, Fill, Cast, Select,
 //                                 Transpose, Concat, Gather, ...), Neg, Abs, Relu, Maximum,
 //                                 Minimum, Max, Min, All, Any, ArgMax, comparisons
-//   kArithmetic     rtol 1e-5, atol 1e-6   Add, AddN, Sub, Mul, Div, Square, Reciprocal, BiasAdd,
-//                                          Range
+//   kArithmetic     rtol 1e-5, atol 1e-6   Add, AddN, Sub, Mul, Div, TruncateDiv, Xdivy, Square,
+//                                          Reciprocal, BiasAdd, Range
 //   kTranscendental rtol 1e-4, atol 1e-6   Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Pow,
-//                                          Softmax (OpenCL allows 3-16 ulp; fast-math builds more)
+//                                          Atan2, Xlogy, Softmax (OpenCL allows 3-16 ulp;
+//                                          fast-math builds more)
 //   kReduction      rtol 1e-4, atol 1e-5   Sum, Mean, Prod, BiasAddGrad, UnsortedSegmentSum:
 //                                          the order of the additions differs (inputs are in
 //                                          [0, 1] so there is no cancellation)
@@ -630,8 +631,10 @@ std::map<std::string, OpEntry> BuildTable() {
 
   // Element-wise arithmetic.
   for (const char* op : {"Add", "AddV2", "Sub", "Mul"}) t[op] = Binary(any, any, kArithmetic);
-  for (const char* op : {"Div", "RealDiv", "FloorDiv", "FloorMod"})
+  for (const char* op : {"Div", "RealDiv", "FloorDiv", "FloorMod", "TruncateDiv", "Xdivy"})
     t[op] = Binary(any, nonzero, kArithmetic);
+  t["Atan2"] = Binary(any, any, kTranscendental);
+  t["Xlogy"] = Binary(any, positive, kTranscendental);
   for (const char* op : {"Maximum", "Minimum"}) t[op] = Binary(ties, ties, kExact);
   t["SquaredDifference"] = Binary(any, any, kArithmetic);
   t["AddN"] = {[](Gen& g) {

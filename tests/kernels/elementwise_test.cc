@@ -255,7 +255,7 @@ TEST(ElementwiseArithmetic, DivTruncatesIntegersAndRejectsZeroDivisors) {
   test::ExpectError(test::RunNode(TypedNode("Div", 2, DT_INT64),
                                   {test::MakeVector<int64_t>({1, 2}), test::MakeVector<int64_t>({1, 0})}),
                     Code::kInvalidArgument, "Integer division by zero");
-  for (const char* op : {"FloorDiv", "FloorMod"})
+  for (const char* op : {"FloorDiv", "FloorMod", "TruncateDiv"})
     test::ExpectError(test::RunNode(TypedNode(op, 2, DT_INT32), {test::MakeVector<int32_t>({1, 2}),
                                                                  test::MakeScalar<int32_t>(0)}),
                       Code::kInvalidArgument, "Integer division by zero");

@@ -43,6 +43,11 @@ Grads MatMulGrads(const Scope& s, const Output& a, const Output& b, const Output
           ops::MatMul(s, dy, a, A().TransposeA(true).TransposeB(true))};
 }
 
+// 1 where x is not 0, else 0, in x's type.
+Output NonZero(const Scope& s, const Output& x) {
+  return ops::Cast(s, ops::NotEqual(s, x, ops::ZerosLike(s, x)), x.type());
+}
+
 bool BoolAttr(const Operation& op, const char* name) {
   const AttrValue* v = op.node()->attr(name);
   return v != nullptr && v->b;
@@ -111,6 +116,24 @@ void RegisterMathGradients(GradientRegistry* r) {
     *gy = ops::Mul(s, dy, ops::Neg(s, ops::FloorDiv(s, x, y)));
   });
   Binary(r, "Div", div);
+  // atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2).
+  Binary(r, "Atan2", [](const Scope& s, const Output& y, const Output& x, const Output&,
+                        const Output& dy, Output* gy, Output* gx) {
+    Output scaled = ops::RealDiv(s, dy, ops::AddV2(s, ops::Square(s, y), ops::Square(s, x)));
+    *gy = ops::Mul(s, x, scaled);
+    *gx = ops::Mul(s, ops::Neg(s, y), scaled);
+  });
+  // Xdivy and Xlogy: the slopes of x / y and x * log(y), with x's slope 0 where x is 0.
+  Binary(r, "Xdivy", [](const Scope& s, const Output& x, const Output& y, const Output&,
+                        const Output& dy, Output* gx, Output* gy) {
+    *gx = ops::Mul(s, ops::Xdivy(s, NonZero(s, x), y), dy);
+    *gy = ops::Mul(s, ops::Xdivy(s, ops::Neg(s, x), ops::Square(s, y)), dy);
+  });
+  Binary(r, "Xlogy", [](const Scope& s, const Output& x, const Output& y, const Output&,
+                        const Output& dy, Output* gx, Output* gy) {
+    *gx = ops::Mul(s, ops::Xlogy(s, NonZero(s, x), y), dy);
+    *gy = ops::Mul(s, ops::Xdivy(s, x, y), dy);
+  });
   Binary(r, "SquaredDifference", [](const Scope& s, const Output& x, const Output& y,
                                     const Output&, const Output& dy, Output* gx, Output* gy) {
     *gx = ops::Mul(s, ops::Mul(s, dy, 2.0f), ops::Sub(s, x, y));
@@ -261,7 +284,7 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
                          "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint", "FloorDiv",
-                         "IsFinite", "IsNan", "IsInf"})
+                         "TruncateDiv", "IsFinite", "IsNan", "IsInf"})
     r->RegisterNoGradient(op);
 }
 

@@ -1,7 +1,7 @@
 // Binary arithmetic on CPU with NumPy broadcasting: Add, AddV2, Sub, Mul, Div, RealDiv, FloorDiv,
-// FloorMod, Maximum, Minimum, Pow, SquaredDifference, for float, double, int32 and int64 (RealDiv:
-// float and double, as TensorFlow registers it on CPU; Div on integers truncates toward zero,
-// FloorDiv and FloorMod round toward negative infinity).
+// FloorMod, TruncateDiv, Maximum, Minimum, Pow, SquaredDifference, for float, double, int32 and
+// int64, and Atan2, Xdivy, Xlogy for float and double (as are RealDiv's kernels). Div and
+// TruncateDiv truncate toward zero, FloorDiv and FloorMod round toward negative infinity.
 #include <cmath>
 #include <type_traits>
 
@@ -47,6 +47,18 @@ struct DivFn : CheckedDivisors {
       if (b == T(-1)) return WrappingSub(T(0), a);
     }
     return a / b;
+  }
+};
+
+// TruncateDiv: the quotient rounded toward zero: Div for integers, trunc(a / b) for floats.
+struct TruncateDivFn : DivFn {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      return DivFn::operator()(a, b);
+    } else {
+      return std::trunc(a / b);
+    }
   }
 };
 
@@ -113,6 +125,13 @@ struct PowFn {
   }
 };
 
+// Atan2(y, x): the angle of the point (x, y), in [-pi, pi].
+using Atan2Fn = ElementFn<20, [](auto y, auto x) { return std::atan2(y, x); }>;
+// Xdivy and Xlogy: 0 where x is 0 (whatever y is, NaN included), else x / y and x * log(y).
+using XdivyFn = ElementFn<4, [](auto x, auto y) { return x == 0 ? decltype(x)(0) : x / y; }>;
+using XlogyFn =
+    ElementFn<20, [](auto x, auto y) { return x == 0 ? decltype(x)(0) : x * std::log(y); }>;
+
 template <typename F>
 void RegisterArithmetic(sdk::Plugin& p, const char* op) {
   RegisterForTypes<Binary<F>::template Kernel, float, double, int32_t, int64_t>(p, op);
@@ -133,6 +152,10 @@ void RegisterBinaryArithmeticKernels(sdk::Plugin& p) {
   RegisterArithmetic<DivFn>(p, "Div");
   RegisterArithmetic<FloorDivFn>(p, "FloorDiv");
   RegisterArithmetic<FloorModFn>(p, "FloorMod");
+  RegisterArithmetic<TruncateDivFn>(p, "TruncateDiv");
+  RegisterForTypes<Binary<Atan2Fn>::Kernel, float, double>(p, "Atan2");
+  RegisterForTypes<Binary<XdivyFn>::Kernel, float, double>(p, "Xdivy");
+  RegisterForTypes<Binary<XlogyFn>::Kernel, float, double>(p, "Xlogy");
 }
 
 }  // namespace cfx::cpu

@@ -152,6 +152,22 @@ void RegisterBinaryArithmeticOps(OpRegistry* r) {
                             "bfloat16, half, float, double}")
                        .Summary("x - floor(x / y) * y element-wise (the sign of y), with "
                                 "broadcasting; integers fail on a zero divisor."));
+  r->RegisterOrDie(BinaryOp("TruncateDiv", kBinaryMoreTypes)
+                       .Summary("x / y rounded toward zero element-wise, with broadcasting; "
+                                "integers fail on a zero divisor."));
+  r->RegisterOrDie(OpDefBuilder("Atan2")
+                       .Input("y: T")
+                       .Input("x: T")
+                       .Output("z: T")
+                       .Attr("T: {bfloat16, half, float, double}")
+                       .SetShapeFn(BroadcastBinaryOpShape)
+                       .Summary("The angle of the point (x, y) in [-pi, pi] element-wise, with "
+                                "broadcasting."));
+  r->RegisterOrDie(BinaryOp("Xdivy", kUnaryFloatTypes)
+                       .Summary("0 where x is 0, else x / y, element-wise with broadcasting."));
+  r->RegisterOrDie(BinaryOp("Xlogy", kUnaryFloatTypes)
+                       .Summary("0 where x is 0, else x * log(y), element-wise with "
+                                "broadcasting."));
   r->RegisterOrDie(BinaryOp("RealDiv", kBinaryMoreTypes)
                        .Summary("x / y element-wise for real types, with broadcasting."));
   r->RegisterOrDie(BinaryOp("Maximum", kMinMaxTypes)
