@@ -5,9 +5,13 @@
 //   conflux graph eval GRAPH --fetch NODE[:PORT]... [--device D] [--config F] [--plugin P]...
 //   conflux run GRAPH [--feed NODE[:PORT]=FILE.npy]... [--fetch NODE[:PORT]]... [--target NODE]...
 //               [--out DIR] [--trace FILE.json] [--timeout-ms N] [--config F] [--plugin P]...
+//   conflux bench GRAPH --fetch NODE[:PORT]... [--feed NODE[:PORT]=FILE.npy]...
+//                 [--input-shape NODE[:PORT]:D1,D2,...]... [--target NODE]... [--runs N]
+//                 [--warmup N] [--top N] [--threads N] [--json] [--config F] [--plugin P]...
 //   conflux graph place GRAPH [--config F] [--plugin P]...
 //   conflux cluster [--config F]
 //   conflux version
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -16,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_command.h"
 #include "cluster_command.h"
 #include "conflux/config.h"
 #include "conflux/graph.h"
@@ -46,6 +51,14 @@ constexpr const char* kUsage = R"(usage:
       --trace a Chrome trace (chrome://tracing, Perfetto) of the step; with a config that
       has a cluster: section, run it under mpirun (docs/distributed.md): the step spans the
       cluster and the other ranks serve it
+  conflux bench GRAPH.pb|GRAPH.pbtxt --fetch NODE[:PORT]... [--feed NODE[:PORT]=FILE.npy]...
+              [--input-shape NODE[:PORT]:D1,D2,...]... [--target NODE]... [--runs 100]
+              [--warmup 10] [--top 10] [--threads N] [--json] [--config FILE]
+      times --runs steps after --warmup ones (as TensorFlow's benchmark_model): latency min,
+      median, p90, p99 and mean, steps per second, each device's peak allocator bytes, and the
+      --top op types by time in one traced step; --input-shape feeds a placeholder random
+      values of that shape, --threads sets the intra- and inter-op threads, --json prints one
+      JSON object
   conflux graph place GRAPH [--config FILE] [--plugin NAME|PATH]...
       places every node on the config's devices with the static cost model; prints each node's
       device and estimated start and finish, and the estimated step time
@@ -69,6 +82,9 @@ struct Args {
   std::string out_dir;
   std::string trace_path;
   std::string timeout_ms;
+  std::vector<std::string> input_shapes;
+  std::string runs = "100", warmup = "10", top = "10", threads;
+  bool json = false;
 };
 
 StatusOr<Args> ParseArgs(int argc, char** argv) {
@@ -101,6 +117,19 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
       CFX_ASSIGN_OR_RETURN(a.trace_path, value("--trace"));
     } else if (arg == "--timeout-ms") {
       CFX_ASSIGN_OR_RETURN(a.timeout_ms, value("--timeout-ms"));
+    } else if (arg == "--input-shape") {
+      CFX_ASSIGN_OR_RETURN(std::string v, value("--input-shape"));
+      a.input_shapes.push_back(v);
+    } else if (arg == "--runs") {
+      CFX_ASSIGN_OR_RETURN(a.runs, value("--runs"));
+    } else if (arg == "--warmup") {
+      CFX_ASSIGN_OR_RETURN(a.warmup, value("--warmup"));
+    } else if (arg == "--top") {
+      CFX_ASSIGN_OR_RETURN(a.top, value("--top"));
+    } else if (arg == "--threads") {
+      CFX_ASSIGN_OR_RETURN(a.threads, value("--threads"));
+    } else if (arg == "--json") {
+      a.json = true;
     } else if (arg == "-h" || arg == "--help") {
       a.positional = {"help"};
       return a;
@@ -124,6 +153,14 @@ StatusOr<Config> LoadConfig(const Args& a) {
 StatusOr<std::unique_ptr<Runtime>> MakeRuntime(const Args& a, bool join_cluster) {
   CFX_ASSIGN_OR_RETURN(Config config, LoadConfig(a));
   if (!join_cluster) config.cluster.enabled = false;
+  if (!a.threads.empty()) {
+    int n = 0;
+    auto [end, ec] = std::from_chars(a.threads.data(), a.threads.data() + a.threads.size(), n);
+    if (ec != std::errc() || end != a.threads.data() + a.threads.size() || n < 1 || n > 4096)
+      return errors::InvalidArgument("bad --threads '", a.threads,
+                                     "': expected a whole number in [1, 4096]");
+    config.intra_op_threads = config.inter_op_threads = n;
+  }
   for (const std::string& p : a.plugins) {
     PluginSpec spec;
     if (p.find('/') != std::string::npos || p.ends_with(".so"))
@@ -272,6 +309,7 @@ int Main(int argc, char** argv) {
   bool graph = pos[0] == "graph" && pos.size() == 3 &&
                (pos[1] == "show" || pos[1] == "eval" || pos[1] == "place");
   bool run = pos[0] == "run" && pos.size() == 2;
+  bool bench = pos[0] == "bench" && pos.size() == 2;
   if (pos[0] == "cluster" && pos.size() == 1) {
     StatusOr<Config> config = LoadConfig(*args);
     if (!config.ok()) return Fail(config.status());
@@ -281,13 +319,26 @@ int Main(int argc, char** argv) {
     std::printf("%s", report->c_str());
     return 0;
   }
-  if (!plugins && !graph && !run) {
+  if (!plugins && !graph && !run && !bench) {
     std::fprintf(stderr, "conflux: unknown command '%s'\n%s", Join(pos, " ").c_str(), kUsage);
     return 2;
   }
   auto rt = MakeRuntime(*args, run);
   if (!rt.ok()) return Fail(rt.status());
   if (plugins) return Plugins(**rt);
+  if (bench) {
+    BenchRequest r{.graph_path = pos[1],
+                   .feeds = args->feeds,
+                   .input_shapes = args->input_shapes,
+                   .fetches = args->fetches,
+                   .targets = args->targets,
+                   .runs = args->runs,
+                   .warmup = args->warmup,
+                   .top = args->top,
+                   .json = args->json};
+    Status s = BenchCommand(rt->get(), r);
+    return s.ok() ? 0 : Fail(s);
+  }
   if (run) {
     RunRequest r{.graph_path = pos[1],
                  .feeds = args->feeds,

@@ -155,8 +155,10 @@ StatusOr<int64_t> ParseTimeout(const std::string& text) {
   return v;
 }
 
-Status ParseFeeds(const std::vector<std::string>& specs,
-                  std::vector<std::pair<std::string, Tensor>>* feeds) {
+}  // namespace
+
+Status ParseFeedSpecs(const std::vector<std::string>& specs,
+                      std::vector<std::pair<std::string, Tensor>>* feeds) {
   std::set<std::pair<std::string, int>> seen;
   for (const std::string& spec : specs) {
     const size_t eq = spec.find('=');
@@ -178,17 +180,18 @@ Status ParseFeeds(const std::vector<std::string>& specs,
   return Status::OK();
 }
 
-Status CheckFetches(const RunRequest& r) {
-  if (r.fetches.empty() && r.targets.empty())
-    return errors::InvalidArgument("run needs at least one --fetch or --target");
-  for (const std::string& f : r.fetches) {
+Status CheckFetchSpecs(const std::vector<std::string>& fetches,
+                       const std::vector<std::string>& targets) {
+  if (fetches.empty() && targets.empty())
+    return errors::InvalidArgument("at least one --fetch or --target is needed");
+  for (const std::string& f : fetches) {
     StatusOr<TensorId> id = ParseTensorName(f);
     if (!id.ok()) return errors::InvalidArgument("bad --fetch: ", id.status().message());
     if (id->port < 0)
       return errors::InvalidArgument("bad --fetch '", f,
                                      "': use --target NODE to run a node for its effect");
   }
-  for (const std::string& t : r.targets) {
+  for (const std::string& t : targets) {
     StatusOr<TensorId> id = ParseTensorName(t);
     if (!id.ok() || id->port != 0 || t.find(':') != std::string::npos)
       return errors::InvalidArgument("bad --target '", t, "': expected a node name");
@@ -196,15 +199,17 @@ Status CheckFetches(const RunRequest& r) {
   return Status::OK();
 }
 
+namespace {
+
 Status Run(Runtime* runtime, const RunRequest& r) {
-  CFX_RETURN_IF_ERROR(CheckFetches(r));
+  CFX_RETURN_IF_ERROR(CheckFetchSpecs(r.fetches, r.targets));
   RunOptions options;
   options.trace = !r.trace_path.empty();
   if (!r.timeout_ms.empty()) {
     CFX_ASSIGN_OR_RETURN(options.timeout_ms, ParseTimeout(r.timeout_ms));
   }
   std::vector<std::pair<std::string, Tensor>> feeds;
-  CFX_RETURN_IF_ERROR(ParseFeeds(r.feeds, &feeds));
+  CFX_RETURN_IF_ERROR(ParseFeedSpecs(r.feeds, &feeds));
   CFX_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDefFile(r.graph_path, runtime->config().limits));
   auto session = Session::Create(runtime, graph);
   if (!session.ok()) return session.status().WithPrefix(r.graph_path + ": ");
@@ -239,14 +244,17 @@ Status Run(Runtime* runtime, const RunRequest& r) {
 
 }  // namespace
 
-Status RunCommand(Runtime* runtime, const RunRequest& request) {
-  Status s = Run(runtime, request);
+Status OnOneLine(const Status& s) {
   if (s.ok()) return s;
   // One line on the terminal, whatever the error's origin.
   std::string message = s.message();
   for (char& c : message)
     if (c == '\n') c = ' ';
   return Status(s.code(), message);
+}
+
+Status RunCommand(Runtime* runtime, const RunRequest& request) {
+  return OnOneLine(Run(runtime, request));
 }
 
 }  // namespace cfx

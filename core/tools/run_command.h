@@ -8,6 +8,7 @@
 
 #include "conflux/runtime.h"
 #include "conflux/status.h"
+#include "conflux/tensor.h"
 
 namespace cfx {
 
@@ -20,6 +21,17 @@ struct RunRequest {
   std::string trace_path;            // when set: Chrome trace JSON of the step
   std::string timeout_ms;            // as given on the command line; empty = no limit
 };
+
+// Parses "NODE[:PORT]=FILE.npy" feed specs and reads the files; InvalidArgument names the spec.
+Status ParseFeedSpecs(const std::vector<std::string>& specs,
+                      std::vector<std::pair<std::string, Tensor>>* feeds);
+
+// At least one fetch or target; fetches "NODE[:PORT]", targets node names.
+Status CheckFetchSpecs(const std::vector<std::string>& fetches,
+                       const std::vector<std::string>& targets);
+
+// `s` with its message's line breaks made spaces (errors a command prints on one line).
+Status OnOneLine(const Status& s);
 
 // Runs the step and prints one summary line per fetch on stdout. Errors (a missing or bad file,
 // bad --feed syntax, names the graph lacks, a failed step) come back as a Status whose message
