@@ -50,6 +50,10 @@ struct ConvPrimitives {
   dnnl::convolution_backward_data bwd_data;
   dnnl::convolution_backward_weights::primitive_desc bwd_weights_pd;
   dnnl::convolution_backward_weights bwd_weights;
+  // A constant filter (the node's `_filter_const`) in the forward primitive's layout, made on the
+  // first step from the buffer at `filter_source` and reused while the input is that buffer.
+  memory const_filter;
+  const void* filter_source = nullptr;
 };
 
 enum class Pass { kForward, kBackwardData, kBackwardWeights };
@@ -159,8 +163,17 @@ sdk::Status RunOrError(const std::function<void()>& fn) {
   return sdk::Status();
 }
 
+// Conv2D. With the attr `_filter_const` (set by the runtime when the filter comes from a Const,
+// core/src/passes/const_filter.h) the filter's reordered copy is kept across steps, as
+// TensorFlow's oneDNN kernels do with is_filter_const: for a frozen model's weights the reorder
+// (every weight read and written) is otherwise paid at every step.
 class Conv2DKernel : public ConvKernelBase {
  public:
+  sdk::Status Init(const sdk::KernelInit& init) {
+    CFX_SDK_RETURN_IF_ERROR(ConvKernelBase::Init(init));
+    return init.attrs().GetOr("_filter_const", &filter_const_, false);
+  }
+
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Tensor input = ctx.input(0), filter = ctx.input(1);
     ConvGeometry g;
@@ -177,12 +190,25 @@ class Conv2DKernel : public ConvKernelBase {
       dnnl::stream s(Engine());
       memory src(p->fwd_pd.src_desc(), Engine(), const_cast<float*>(input.data<float>()));
       memory dst(p->fwd_pd.dst_desc(), Engine(), out.data<float>());
-      memory wei = FilterAs(g, const_cast<float*>(filter.data<float>()), p->fwd_pd.weights_desc(), s);
+      float* filter_data = filter.data<float>();
+      memory wei;
+      if (filter_const_ && p->filter_source == filter_data) {
+        wei = p->const_filter;
+      } else {
+        wei = FilterAs(g, filter_data, p->fwd_pd.weights_desc(), s);
+        if (filter_const_) {
+          p->const_filter = wei;
+          p->filter_source = filter_data;
+        }
+      }
       p->fwd.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst},
                          {DNNL_ARG_SCRATCHPAD, Scratchpad(p, p->fwd_pd.scratchpad_desc())}});
       s.wait();
     });
   }
+
+ private:
+  bool filter_const_ = false;
 };
 
 class Conv2DBackpropInputKernel : public ConvKernelBase {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "conflux/session.h"
+#include "graph_builder.h"
 #include "nn_test_util.h"
 
 namespace cfx {
@@ -117,6 +119,43 @@ TEST(Conv2D, MatchesTheNaiveConvolution) {
     EXPECT_EQ(out.shape(), TensorShape({c.n, g.oh, g.ow, c.o}));
     ExpectNear(y, out, 1e-4);
   }
+}
+
+// A frozen model's filter: a Const through an Identity, marked `_filter_const` by the session, so
+// that the kernel keeps its reordered copy. Every step with new images matches the naive
+// convolution, with the copy made once and reused.
+TEST(Conv2D, ConstantFilterIsReorderedOnceAndStaysRight) {
+  const Conv c{2, 9, 8, 3, 3, 3, 16, 1, 1, "SAME"};
+  const Geometry g = Geo(c);
+  const std::vector<float> w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("w", MakeTensor<float>(TensorShape({c.kh, c.kw, c.c, c.o}), w));
+  b.Op("w_read", "Identity", {"w"}, {{"T", AttrValue::Type(DT_FLOAT)}});
+  NodeDef conv = ConvNode("Conv2D", c);
+  conv.name = "y";
+  conv.input = {"x", "w_read"};
+  GraphDef graph = b.graph();
+  graph.node.push_back(conv);
+  auto session = Session::Create(&TestRuntime(), graph);
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunMetadata meta;
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c, 1.0 + step);
+    std::vector<double> y(c.n * g.oh * g.ow * c.o, 0.0);
+    ForEachTerm(c, g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
+    std::vector<Tensor> out;
+    ASSERT_OK((*session)->Run(RunOptions(),
+                              {{"x", MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x)}},
+                              {"y"}, {}, &out, &meta));
+    ExpectNear(y, out[0], 1e-4);
+  }
+  bool marked = false;
+  for (const auto& [device, part] : meta.partition_graphs)
+    for (const NodeDef& n : part.node)
+      if (n.name == "y") marked = n.attr.count("_filter_const") > 0;
+  EXPECT_TRUE(marked) << "the session marks a Const filter";
 }
 
 TEST(Conv2DBackprop, InputAndFilterGradientsAreTheAdjoints) {

@@ -12,6 +12,7 @@
 #include "distributed/master.h"
 #include "distributed/remote_rendezvous.h"
 #include "runtime/copy_tensor.h"
+#include "passes/const_filter.h"
 #include "runtime/executor.h"
 #include "session/collectives.h"
 #include "session/graph_rewrite.h"
@@ -154,6 +155,7 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
       if (frame_nodes.count(n.name)) n.device = runtime->task_name();
   }
   CFX_RETURN_IF_ERROR(OptimizeForRun(*runtime, pruned, targets, &pruned.graph));
+  MarkConstantFilters(&pruned.graph);
   std::vector<Device*> devices = runtime->cluster_devices();
   std::unique_lock<std::mutex> placing(placement_mu);
   PlaceStatefulNodes(graph_copy, devices, chief ? &*chief : nullptr);
