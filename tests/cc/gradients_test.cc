@@ -211,6 +211,24 @@ std::vector<Case> Cases() {
        [](const Scope& s, const X& x) {
          return ops::Cumprod(s, x[0], 0, ops::CumprodAttrs().Exclusive(true).Reverse(true));
        }},
+      {"GatherNdRepeatedRows", {m32},
+       [](const Scope& s, const X& x) {
+         return ops::GatherNd(s, x[0], test::MakeTensor<int32_t>({3, 1}, {2, 0, 2}));
+       }},
+      {"GatherNdElements", {m32},
+       [](const Scope& s, const X& x) {
+         return ops::GatherNd(s, x[0], test::MakeTensor<int64_t>({2, 2}, {0, 1, 2, 0}));
+       }},
+      {"ScatterNd", {m32},
+       [](const Scope& s, const X& x) {
+         Tensor indices = test::MakeTensor<int32_t>({3, 1}, {1, 3, 1});
+         return ops::Square(s, ops::ScatterNd(s, indices, x[0], {4, 2}));
+       }},
+      {"TensorScatterUpdate", {Random({4, 2}, -1, 1, 31), m22},
+       [](const Scope& s, const X& x) {
+         Tensor indices = test::MakeTensor<int32_t>({2, 1}, {3, 1});
+         return ops::Mul(s, ops::TensorScatterUpdate(s, x[0], indices, x[1]), x[0]);
+       }},
       {"Chain", {m23, m32},
        [](const Scope& s, const X& x) {
          Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));

@@ -1,10 +1,12 @@
 // Conformance cases of the ops that exported models use beyond the core set (see
-// conformance_cases.h): TopKV2, OneHot, ReverseV2 and SplitV move or pick values without
-// arithmetic and are compared bit for bit; Cumsum and Cumprod add or multiply along an axis, in
-// an order a device may change: kReduction's tolerance, on values that neither cancel nor
-// overflow.
+// conformance_cases.h): TopKV2, OneHot, ReverseV2, SplitV, GatherNd and TensorScatterUpdate
+// move or pick values without arithmetic and are compared bit for bit; Cumsum, Cumprod and
+// ScatterNd (repeated tuples add up) add or multiply in an order a device may change:
+// kReduction's tolerance, on values that neither cancel nor overflow.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,108 @@ OpEntry OneHot() {
           kExact, ""};
 }
 
+// `prefix` + [depth] index tuples into a tensor of shape `data`, each entry within its dimension;
+// all different when `distinct` (then `data` holds at least as many slices as tuples).
+Tensor Tuples(Gen& g, DataType dtype, const Shape& prefix, const Shape& data, int depth,
+              bool distinct) {
+  int64_t slices = 1;
+  for (int d = 0; d < depth; ++d) slices *= data.dim(d);
+  std::vector<int64_t> picks(static_cast<size_t>(prefix.num_elements()));
+  if (distinct) {
+    std::vector<int64_t> all(static_cast<size_t>(slices));
+    std::iota(all.begin(), all.end(), int64_t{0});
+    std::shuffle(all.begin(), all.end(), g.rng());
+    std::copy_n(all.begin(), picks.size(), picks.begin());
+  } else {
+    std::uniform_int_distribution<int64_t> pick(0, std::max<int64_t>(slices - 1, 0));
+    for (int64_t& p : picks) p = pick(g.rng());
+  }
+  std::vector<double> entries;
+  for (int64_t p : picks) {
+    std::vector<double> tuple(static_cast<size_t>(depth));
+    for (int d = depth - 1; d >= 0; --d) {
+      tuple[d] = static_cast<double>(p % data.dim(d));
+      p /= data.dim(d);
+    }
+    entries.insert(entries.end(), tuple.begin(), tuple.end());
+  }
+  std::vector<int64_t> dims = prefix.dims();
+  dims.push_back(depth);
+  return Gen::Values(dtype, Shape(dims), entries);
+}
+
+// Shapes of GatherNd, ScatterNd and TensorScatterUpdate cases: the data, the tuples (indices
+// without their last dimension) and the depth.
+struct NdSpec {
+  Shape data, tuples;
+  int depth;
+};
+const std::vector<NdSpec>& NdSpecs() {
+  static const std::vector<NdSpec> specs = {
+      {{7}, {3}, 1},    {{4, 5}, {2, 3}, 2},   {{4, 5, 3}, {4}, 1},     {{6, 2}, {0}, 1},
+      {{3, 2}, {2}, 0}, {{257, 33}, {100}, 1}, {{1024, 1024}, {512}, 1}};
+  return specs;
+}
+
+std::string NdName(const NdSpec& s) {
+  return "data=" + s.data.ToString() + " tuples=" + s.tuples.ToString() +
+         " depth=" + std::to_string(s.depth);
+}
+
+// The shape of the updates of a scatter: the tuples' shape + data.shape[depth:].
+Shape UpdatesShape(const NdSpec& s) {
+  std::vector<int64_t> dims = s.tuples.dims();
+  for (int d = s.depth; d < s.data.rank(); ++d) dims.push_back(s.data.dim(d));
+  return Shape(dims);
+}
+
+OpEntry GatherNd() {
+  return {[](Gen& g) {
+            std::vector<Case> cases;
+            for (const NdSpec& s : NdSpecs())
+              cases.push_back({NdName(s),
+                               {g.Random(g.Input(0), s.data, {}),
+                                Tuples(g, g.Input(1), s.tuples, s.data, s.depth, false)},
+                               {}});
+            return cases;
+          },
+          kExact, ""};
+}
+
+OpEntry ScatterNd() {
+  return {[](Gen& g) {
+            std::vector<Case> cases;
+            for (const NdSpec& s : NdSpecs()) {
+              std::vector<double> shape;
+              for (int64_t d : s.data.dims()) shape.push_back(static_cast<double>(d));
+              cases.push_back({NdName(s),
+                               {Tuples(g, g.Input(0), s.tuples, s.data, s.depth, false),
+                                g.Random(g.Input(1), UpdatesShape(s), {0, 1, 0, 3}),
+                                Gen::Vector(g.Input(2), shape)},
+                               {}});
+            }
+            return cases;
+          },
+          kReduction, ""};
+}
+
+// Distinct tuples: with repeated ones the last write wins, which a parallel device need not keep.
+OpEntry TensorScatterUpdate() {
+  return {[](Gen& g) {
+            std::vector<Case> cases;
+            for (const NdSpec& s : NdSpecs()) {
+              if (s.depth == 0 && s.tuples.num_elements() > 1) continue;  // one slice only
+              cases.push_back({NdName(s),
+                               {g.Random(g.Input(0), s.data, {}),
+                                Tuples(g, g.Input(1), s.tuples, s.data, s.depth, true),
+                                g.Random(g.Input(2), UpdatesShape(s), {})},
+                               {}});
+            }
+            return cases;
+          },
+          kExact, ""};
+}
+
 AttrMap Sorted(bool sorted) { return {{"sorted", AttrValue::Bool(sorted)}}; }
 AttrMap NumSplit(int64_t n) { return {{"num_split", AttrValue::Int(n)}}; }
 AttrMap ScanModes(bool exclusive, bool reverse) {
@@ -121,6 +225,9 @@ void AddModelOpCases(std::map<std::string, OpEntry>& t) {
   // Sums of at most 1024 values in [0, 1]; products of values in [0.99, 1.01].
   t["Cumsum"] = WithHostInputs(ScanSpecs(), {0, 1, 0, 3}, kReduction);
   t["Cumprod"] = WithHostInputs(ScanSpecs(), {0.99, 1.01, 1, 1}, kReduction);
+  t["GatherNd"] = GatherNd();
+  t["ScatterNd"] = ScatterNd();
+  t["TensorScatterUpdate"] = TensorScatterUpdate();
 }
 
 }  // namespace cfx::conformance

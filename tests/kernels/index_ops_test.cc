@@ -1,5 +1,6 @@
-// TopKV2, OneHot, ReverseV2 and SplitV: refusals of bad inputs by both the shape functions and
-// the kernels, naming the node; shape inference on partial shapes; TopKV2's order on inputs
+// TopKV2, OneHot, ReverseV2, SplitV, GatherNd, ScatterNd and TensorScatterUpdate: refusals of
+// bad inputs by both the shape functions and the kernels, naming the node; shape inference on
+// partial shapes; uint16 indices (which TensorFlow's CPU kernels lack); TopKV2's order on inputs
 // TensorFlow's fixture leaves out (NaN, whose order TensorFlow leaves open) and on rows long
 // enough for the partial sort, against a reference. TensorFlow's own results on these ops are
 // checked in tf_op_values_test.cc.
@@ -25,7 +26,6 @@ using test::MakeScalar;
 using test::MakeTensor;
 using test::MakeVector;
 using test::S;
-
 
 NodeDef Named(NodeDef node, const std::string& name) {
   node.name = name;
@@ -178,6 +178,90 @@ TEST(SplitV, ShapeInferenceInfersTheMinusOnePiece) {
                {S({2, 1}), S({2, kU})});
   ExpectShapes(Infer(SplitVNode(2), {S({2, 6}), S({2}), S({})}, {nullptr, nullptr, &axis}),
                {S({2, kU}), S({2, kU})});
+}
+
+NodeDef NdNode(const std::string& op, DataType t, DataType index_type,
+               const std::string& policy = "") {
+  NodeDef node = MakeNode(op, 3, {{"Tindices", AttrValue::Type(index_type)}});
+  if (op == "GatherNd") {
+    node.input.pop_back();
+    node.attr["Tparams"] = AttrValue::Type(t);
+  } else {
+    node.attr["T"] = AttrValue::Type(t);
+  }
+  if (!policy.empty()) node.attr["bad_indices_policy"] = AttrValue::String(policy);
+  node.name = "bad_" + op;
+  return node;
+}
+
+TEST(GatherNd, BadInputsAreRefusedNamingTheNode) {
+  const NodeDef node = NdNode("GatherNd", DT_FLOAT, DT_INT32);
+  const Tensor params = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  ExpectRefused(node, {MakeScalar(1.0f), MakeTensor<int32_t>({1, 1}, {0})},
+                "params must have rank >= 1, got a scalar");
+  ExpectRefused(node, {params, MakeScalar<int32_t>(0)}, "indices must have rank >= 1");
+  ExpectRefused(node, {params, MakeTensor<int32_t>({1, 3}, {0, 1, 0})},
+                "the last dimension of indices (shape [1,3]) is 3, more than the rank of params "
+                "(shape [2,2])");
+  auto out_of_range =
+      test::RunNode(node, {params, MakeTensor<int32_t>({2, 2, 2}, {0, 0, 1, 1, 1, 0, 0, 2})});
+  test::ExpectError(out_of_range, Code::kInvalidArgument,
+                    "indices[1,1] = [0, 2] is out of bounds for shape [2,2]");
+  test::ExpectError(test::RunNode(node, {params, MakeVector<int32_t>({-1, 0})}),
+                    Code::kInvalidArgument, "indices = [-1, 0] is out of bounds");
+  ExpectRefused(NdNode("GatherNd", DT_FLOAT, DT_INT32, "SKIP"),
+                {params, MakeTensor<int32_t>({1, 1}, {0})},
+                "bad_indices_policy \"SKIP\" is not one of");
+}
+
+TEST(ScatterNd, BadInputsAreRefusedNamingTheNode) {
+  const NodeDef node = NdNode("ScatterNd", DT_FLOAT, DT_INT32);
+  const Tensor indices = MakeTensor<int32_t>({2, 1}, {0, 1});
+  ExpectRefused(node, {indices, MakeVector<float>({1, 2}), MakeVector<int32_t>({-4})},
+                "shape[0] = -4 must be >= 0");
+  ExpectRefused(node, {indices, MakeVector<float>({1, 2, 3}), MakeVector<int32_t>({4})},
+                "updates must have shape [2] (indices.shape[:-1] + output.shape[1:], for "
+                "indices of shape [2,1] and an output of shape [4]), got [3]");
+  ExpectRefused(node, {indices, MakeVector<float>({1, 2}), MakeScalar<int32_t>(4)},
+                "shape must be a vector");
+  test::ExpectError(test::RunNode(node, {MakeTensor<int32_t>({2, 1}, {0, 4}),
+                                         MakeVector<float>({1, 2}), MakeVector<int32_t>({4})}),
+                    Code::kInvalidArgument, "indices[1] = [4] is out of bounds for shape [4]");
+}
+
+TEST(TensorScatterUpdate, BadInputsAreRefusedNamingTheNode) {
+  const NodeDef node = NdNode("TensorScatterUpdate", DT_FLOAT, DT_INT64);
+  const Tensor tensor = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  ExpectRefused(node, {tensor, MakeTensor<int64_t>({1, 1}, {0}), MakeVector<float>({1})},
+                "updates must have shape [1,2]");
+  test::ExpectError(test::RunNode(node, {tensor, MakeTensor<int64_t>({1, 1}, {2}),
+                                         MakeTensor<float>({1, 2}, {5, 6})}),
+                    Code::kInvalidArgument, "indices[0] = [2] is out of bounds for shape [2,2]");
+}
+
+// uint16 indices: TensorFlow's OpDef allows them, its CPU kernels do not; here they work.
+TEST(TensorScatterUpdate, TakesUint16Indices) {
+  Tensor indices(DT_UINT16, TensorShape({2, 2}));
+  const uint16_t pairs[] = {1, 0, 0, 1};
+  for (int i = 0; i < 4; ++i) indices.data<uint16_t>()[i] = pairs[i];
+  const Tensor out = test::RunNodeOk(
+      NdNode("TensorScatterUpdate", DT_FLOAT, DT_UINT16),
+      {MakeTensor<float>({2, 2}, {1, 2, 3, 4}), indices, MakeVector<float>({7, 8})});
+  test::ExpectTensorEqual(MakeTensor<float>({2, 2}, {1, 8, 7, 4}), out);
+}
+
+TEST(ScatterAndGatherNd, ShapeInferenceOnPartialShapes) {
+  const NodeDef gather = NdNode("GatherNd", DT_FLOAT, DT_INT32);
+  ExpectShapes(Infer(gather, {S({4, 5, 6}), S({kU, 2})}), {S({kU, 6})});
+  ExpectShapes(Infer(gather, {S({4, 5, 6}), S({3, kU})}), {PartialTensorShape::UnknownRank()});
+  const NodeDef scatter = NdNode("ScatterNd", DT_FLOAT, DT_INT32);
+  ExpectShapes(Infer(scatter, {S({kU, 1}), S({kU, 3}), S({2})}), {S({kU, kU})});
+  const Tensor shape = MakeVector<int32_t>({5, 3});
+  ExpectShapes(Infer(scatter, {S({kU, 1}), S({kU, 3}), S({2})}, {nullptr, nullptr, &shape}),
+               {S({5, 3})});
+  test::ExpectInferenceError(
+      Infer(scatter, {S({2, 1}), S({2, 4}), S({2})}, {nullptr, nullptr, &shape}),
+      "updates must have shape [2,3]");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Gradients of the ops that take or make index tensors: TopKV2 (OneHot has none). Formulas as
+// Gradients of the ops that take or make index tensors: TopKV2, GatherNd, ScatterNd and
+// TensorScatterUpdate (OneHot has none). Formulas as
 // TensorFlow defines them; index inputs get no gradient.
 #include "conflux/cc/ops/standard_ops.h"
 #include "grad_helpers.h"
@@ -37,10 +38,56 @@ Status TopKGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx)
   return s.status();
 }
 
+// The op's bad_indices_policy, passed on to the ops of its gradient so that they skip the same
+// tuples.
+std::string Policy(const Operation& op) {
+  const AttrValue* v = op.node()->attr("bad_indices_policy");
+  return v == nullptr ? "" : v->s;
+}
+
+// GatherNd: each slice of dy goes back to where it was read from; repeated tuples add up.
+Status GatherNdGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  Output indices = op.input(1);
+  // ScatterNd takes the output's shape in the indices' type; Shape has no int16 form.
+  if (indices.type() == DT_INT16) indices = ops::Cast(s, indices, DT_INT32);
+  Output shape = ops::Shape(s, op.input(0), ops::ShapeAttrs().OutType(indices.type()));
+  *dx = {
+      ops::ScatterNd(s, indices, dy[0], shape, ops::ScatterNdAttrs().BadIndicesPolicy(Policy(op))),
+      Output()};
+  return s.status();
+}
+
+// ScatterNd: each update's gradient is the slice of dy it was added to.
+Status ScatterNdGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  *dx = {Output(),
+         ops::GatherNd(s, dy[0], op.input(0), ops::GatherNdAttrs().BadIndicesPolicy(Policy(op))),
+         Output()};
+  return s.status();
+}
+
+// TensorScatterUpdate: dy with the overwritten slices zeroed for the tensor, those slices for
+// the updates.
+Status TensorScatterUpdateGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  Output indices = op.input(1);
+  const std::string policy = Policy(op);
+  Output tensor_grad =
+      ops::TensorScatterUpdate(s, dy[0], indices, ops::ZerosLike(s, op.input(2)),
+                               ops::TensorScatterUpdateAttrs().BadIndicesPolicy(policy));
+  // GatherNd has no uint16 indices.
+  Output gather_indices = indices.type() == DT_UINT16 ? ops::Cast(s, indices, DT_INT32) : indices;
+  Output updates_grad =
+      ops::GatherNd(s, dy[0], gather_indices, ops::GatherNdAttrs().BadIndicesPolicy(policy));
+  *dx = {tensor_grad, Output(), updates_grad};
+  return s.status();
+}
+
 }  // namespace
 
 void RegisterIndexGradients(GradientRegistry* r) {
   (void)r->Register("TopKV2", TopKGrad);
+  (void)r->Register("GatherNd", GatherNdGrad);
+  (void)r->Register("ScatterNd", ScatterNdGrad);
+  (void)r->Register("TensorScatterUpdate", TensorScatterUpdateGrad);
   r->RegisterNoGradient("OneHot");
 }
 

@@ -15,6 +15,7 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   RegisterPadKernels(p);
   RegisterTopKKernels(p);
   RegisterOneHotKernels(p);
+  RegisterScatterNdKernels(p);
 }
 
 }  // namespace cfx::cpu

@@ -29,6 +29,7 @@ void RegisterGradientArrayKernels(sdk::Plugin& p);  // array_gradient.cc
 void RegisterPadKernels(sdk::Plugin& p);        // array_pad.cc
 void RegisterTopKKernels(sdk::Plugin& p);       // topk.cc
 void RegisterOneHotKernels(sdk::Plugin& p);     // array_one_hot.cc
+void RegisterScatterNdKernels(sdk::Plugin& p);  // scatter_nd.cc
 
 // Every dtype whose elements are plain bytes (kernels may memcpy them).
 inline constexpr cfx_dtype kFixedSizeTypes[] = {

@@ -13,7 +13,8 @@ void RegisterElementwiseOps(OpRegistry* r);  // Add..SquaredDifference, AddN, un
 void RegisterArrayOps(OpRegistry* r);        // Reshape, Shape, ConcatV2, Slice, StridedSlice,
                                              // Split, SplitV, ...
 void RegisterPadOps(OpRegistry* r);          // Pad, PadV2, MirrorPad, MirrorPadGrad
-void RegisterIndexOps(OpRegistry* r);        // TopKV2, OneHot
+void RegisterIndexOps(OpRegistry* r);        // TopKV2, OneHot, GatherNd, ScatterNd,
+                                             // TensorScatterUpdate
 void RegisterReorderOps(OpRegistry* r);      // ReverseV2
 void RegisterReductionOps(OpRegistry* r);    // Sum, Mean, Max, Min, Prod, All, Any, ArgMax, ArgMin,
                                              // Cumsum, Cumprod

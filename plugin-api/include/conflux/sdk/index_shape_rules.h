@@ -108,6 +108,17 @@ inline std::string ScatterNdShape(const Dims& indices, const Dims& updates, cons
   return "";
 }
 
+// bad_indices_policy of GatherNd, ScatterNd and TensorScatterUpdate: "" and "DEFAULT" (an error
+// on CPU, as "ERROR"), "ERROR" or "IGNORE". `*ignore` (when not null) says whether bad index
+// tuples are skipped: they read zeros or write nothing.
+inline std::string CheckBadIndicesPolicy(const std::string& policy, bool* ignore) {
+  if (policy != "" && policy != "DEFAULT" && policy != "ERROR" && policy != "IGNORE")
+    return Msg("bad_indices_policy \"", policy,
+               "\" is not one of \"\", \"DEFAULT\", \"ERROR\" and \"IGNORE\"");
+  if (ignore != nullptr) *ignore = policy == "IGNORE";
+  return "";
+}
+
 }  // namespace cfx::shape_rules
 
 #endif  // CONFLUX_SDK_INDEX_SHAPE_RULES_H_

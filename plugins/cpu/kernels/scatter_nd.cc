@@ -1,0 +1,220 @@
+// GatherNd, ScatterNd and TensorScatterUpdate on CPU.
+//
+// All three see `indices` as [tuples, depth] (shape_rules::NdSizes): index tuple t picks the
+// slice data[indices[t, 0], ..., indices[t, depth - 1], ...] of `slice` elements. Every tuple is
+// checked before anything is written; a tuple out of range is an error naming it, or, with
+// bad_indices_policy "IGNORE", reads zeros (GatherNd) or writes nothing (the scatters).
+//
+// GatherNd and TensorScatterUpdate move bytes: one kernel serves every fixed-size dtype.
+// ScatterNd adds (repeated tuples sum), so it is a template over float, double, int32 and int64;
+// TensorScatterUpdate writes the tuples in order, so the last of repeated tuples wins.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "conflux/sdk/index_shape_rules.h"
+#include "kernels/array_util.h"
+#include "kernels/broadcast.h"
+
+namespace cfx::cpu {
+namespace {
+
+using shape_rules::Dims;
+using shape_rules::NdSizes;
+
+constexpr int64_t kBadTuple = -1;
+
+// "[1, 0]": index tuple t, as written.
+template <typename Index>
+std::string TupleString(const Index* idx, int64_t t, int64_t depth) {
+  std::string s = "[";
+  for (int64_t j = 0; j < depth; ++j)
+    s += (j ? ", " : "") + std::to_string(static_cast<int64_t>(idx[t * depth + j]));
+  return s + "]";
+}
+
+// "indices[2,1]": where tuple t is among the tuples (the indices' dimensions but the last);
+// "indices" for the only tuple of a vector.
+std::string TupleName(const Dims& indices_shape, int64_t t) {
+  Dims position(indices_shape.size() - 1);
+  for (size_t d = position.size(); d-- > 0;) {
+    position[d] = t % indices_shape[d];
+    t /= indices_shape[d];
+  }
+  if (position.empty()) return "indices";
+  std::string s = "indices[";
+  for (size_t d = 0; d < position.size(); ++d) s += (d ? "," : "") + std::to_string(position[d]);
+  return s + "]";
+}
+
+template <typename Index>
+sdk::Status TupleSlicesOf(const sdk::Tensor& indices, const Dims& data, const NdSizes& sizes,
+                          bool ignore_bad, std::vector<int64_t>* slices) {
+  const Index* idx = indices.data<Index>();
+  // Slice strides of the first `depth` dimensions of the data.
+  Dims stride(static_cast<size_t>(sizes.depth), 1);
+  for (int64_t j = sizes.depth - 1; j > 0; --j) stride[j - 1] = stride[j] * data[j];
+  slices->assign(static_cast<size_t>(sizes.tuples), 0);
+  for (int64_t t = 0; t < sizes.tuples; ++t) {
+    int64_t slice = 0;
+    for (int64_t j = 0; j < sizes.depth; ++j) {
+      const int64_t v = static_cast<int64_t>(idx[t * sizes.depth + j]);
+      if (v < 0 || v >= data[j]) {
+        if (ignore_bad) {
+          slice = kBadTuple;
+          break;
+        }
+        return sdk::InvalidArgument(TupleName(indices.shape(), t), " = ",
+                                    TupleString(idx, t, sizes.depth),
+                                    " is out of bounds for shape ", sdk::ShapeString(data));
+      }
+      slice += v * stride[j];
+    }
+    (*slices)[t] = slice;
+  }
+  return sdk::Status();
+}
+
+// The slice (in units of `sizes.slice` elements) of a tensor of shape `data` that each tuple of
+// `indices` picks, or kBadTuple for one out of range when `ignore_bad` (else that is an error).
+sdk::Status TupleSlices(const sdk::Tensor& indices, const Dims& data, const NdSizes& sizes,
+                        bool ignore_bad, std::vector<int64_t>* slices) {
+  switch (indices.dtype()) {
+    case CFX_INT16:
+      return TupleSlicesOf<int16_t>(indices, data, sizes, ignore_bad, slices);
+    case CFX_UINT16:
+      return TupleSlicesOf<uint16_t>(indices, data, sizes, ignore_bad, slices);
+    case CFX_INT32:
+      return TupleSlicesOf<int32_t>(indices, data, sizes, ignore_bad, slices);
+    case CFX_INT64:
+      return TupleSlicesOf<int64_t>(indices, data, sizes, ignore_bad, slices);
+    default:
+      return sdk::InvalidArgument("indices must be int16, uint16, int32 or int64, got ",
+                                  sdk::DTypeName(indices.dtype()));
+  }
+}
+
+// The bad_indices_policy attr: whether bad tuples are skipped.
+class PolicyKernel {
+ public:
+  sdk::Status Init(const sdk::KernelInit& init) {
+    std::string policy;
+    CFX_SDK_RETURN_IF_ERROR(init.attrs().GetOr("bad_indices_policy", &policy, std::string()));
+    return RuleStatus(shape_rules::CheckBadIndicesPolicy(policy, &ignore_bad_));
+  }
+
+ protected:
+  bool ignore_bad_ = false;
+};
+
+// GatherNd(params, indices).
+class GatherNdKernel : public PolicyKernel {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor params = ctx.input(0), indices = ctx.input(1);
+    const Dims data = params.shape();
+    Dims out_shape;
+    NdSizes sizes;
+    bool rank_unknown = false;
+    CFX_SDK_RETURN_IF_ERROR(RuleStatus(
+        shape_rules::GatherNdShape(data, indices.shape(), &out_shape, &sizes, &rank_unknown)));
+    std::vector<int64_t> slices;
+    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, data, sizes, ignore_bad_, &slices));
+    CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(params));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
+    const int64_t slice_bytes = sizes.slice * static_cast<int64_t>(elem_size);
+    if (out.num_elements() == 0) return sdk::Status();
+    const char* src = static_cast<const char*>(params.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+    ctx.ParallelFor(sizes.tuples, CopyCost(slice_bytes), [&](int64_t first, int64_t last) {
+      for (int64_t t = first; t < last; ++t) {
+        char* to = dst + t * slice_bytes;
+        if (slices[t] == kBadTuple)
+          std::memset(to, 0, static_cast<size_t>(slice_bytes));
+        else
+          std::memcpy(to, src + slices[t] * slice_bytes, static_cast<size_t>(slice_bytes));
+      }
+    });
+    return sdk::Status();
+  }
+};
+
+// ScatterNd(indices, updates, shape).
+template <typename T>
+class ScatterNdKernel : public PolicyKernel {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor indices = ctx.input(0), updates = ctx.input(1);
+    Dims shape;
+    CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 2, "shape", &shape));
+    CFX_SDK_RETURN_IF_ERROR(RuleStatus(shape_rules::CheckNonNegative(shape, "shape")));
+    NdSizes sizes;
+    CFX_SDK_RETURN_IF_ERROR(
+        RuleStatus(shape_rules::ScatterNdShape(indices.shape(), updates.shape(), shape, &sizes)));
+    std::vector<int64_t> slices;
+    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
+    T* dst = out.data<T>();
+    std::memset(dst, 0, out.byte_size());
+    const T* src = updates.data<T>();
+    // Threads take disjoint ranges of each slice's elements, so no two add into one element.
+    const int64_t slice = sizes.slice;
+    ctx.ParallelFor(slice, std::max<int64_t>(sizes.tuples, 1), [&](int64_t first, int64_t last) {
+      for (int64_t t = 0; t < sizes.tuples; ++t) {
+        if (slices[t] == kBadTuple) continue;
+        T* to = dst + slices[t] * slice;
+        const T* from = src + t * slice;
+        for (int64_t k = first; k < last; ++k) to[k] = WrappingAdd(to[k], from[k]);
+      }
+    });
+    return sdk::Status();
+  }
+};
+
+// TensorScatterUpdate(tensor, indices, updates).
+class TensorScatterUpdateKernel : public PolicyKernel {
+ public:
+  sdk::Status Compute(sdk::KernelContext& ctx) {
+    sdk::Tensor tensor = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+    const Dims shape = tensor.shape();
+    NdSizes sizes;
+    CFX_SDK_RETURN_IF_ERROR(
+        RuleStatus(shape_rules::ScatterNdShape(indices.shape(), updates.shape(), shape, &sizes)));
+    std::vector<int64_t> slices;
+    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
+    CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(tensor));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.ForwardOrAllocateOutput({0}, 0, shape));
+    char* dst = static_cast<char*>(out.raw_data());
+    if (out.raw_data() != tensor.raw_data() && out.byte_size() > 0)
+      std::memcpy(dst, tensor.raw_data(), out.byte_size());
+    const int64_t slice_bytes = sizes.slice * static_cast<int64_t>(elem_size);
+    const char* src = static_cast<const char*>(updates.raw_data());
+    for (int64_t t = 0; t < sizes.tuples; ++t) {
+      if (slices[t] == kBadTuple || slice_bytes == 0) continue;
+      std::memcpy(dst + slices[t] * slice_bytes, src + t * slice_bytes,
+                  static_cast<size_t>(slice_bytes));
+    }
+    return sdk::Status();
+  }
+};
+
+template <typename T>
+void RegisterScatterNd(sdk::Plugin& p) {
+  p.Kernel<ScatterNdKernel<T>>("ScatterNd", "CPU")
+      .template TypeConstraint<T>("T")
+      .HostMemory("shape");
+}
+
+}  // namespace
+
+void RegisterScatterNdKernels(sdk::Plugin& p) {
+  RegisterTypeAgnostic<GatherNdKernel>(p, "GatherNd", "Tparams");
+  RegisterTypeAgnostic<TensorScatterUpdateKernel>(p, "TensorScatterUpdate");
+  RegisterScatterNd<float>(p);
+  RegisterScatterNd<double>(p);
+  RegisterScatterNd<int32_t>(p);
+  RegisterScatterNd<int64_t>(p);
+}
+
+}  // namespace cfx::cpu
