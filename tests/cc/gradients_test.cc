@@ -229,6 +229,18 @@ std::vector<Case> Cases() {
          Tensor indices = test::MakeTensor<int32_t>({2, 1}, {3, 1});
          return ops::Mul(s, ops::TensorScatterUpdate(s, x[0], indices, x[1]), x[0]);
        }},
+      {"MatrixBandPart", {Random({2, 3, 4}, -1, 1, 32)},
+       [](const Scope& s, const X& x) {
+         return ops::Mul(s, ops::MatrixBandPart(s, x[0], int64_t{1}, int64_t{0}), x[0]);
+       }},
+      {"SpaceToDepth", {Random({1, 4, 2, 3}, -1, 1, 33)},
+       [](const Scope& s, const X& x) {
+         return ops::Square(s, ops::SpaceToDepth(s, x[0], 2));
+       }},
+      {"DepthToSpace", {Random({1, 2, 1, 8}, -1, 1, 34)},
+       [](const Scope& s, const X& x) {
+         return ops::Mul(s, ops::DepthToSpace(s, x[0], 2), ops::DepthToSpace(s, x[0], 2));
+       }},
       {"Chain", {m23, m32},
        [](const Scope& s, const X& x) {
          Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));

@@ -1,6 +1,7 @@
 // Conformance cases of the ops that exported models use beyond the core set (see
-// conformance_cases.h): TopKV2, OneHot, ReverseV2, SplitV, GatherNd and TensorScatterUpdate
-// move or pick values without arithmetic and are compared bit for bit; Cumsum, Cumprod and
+// conformance_cases.h): TopKV2, OneHot, ReverseV2, SplitV, GatherNd, TensorScatterUpdate,
+// SpaceToDepth, DepthToSpace and MatrixBandPart move or pick values without arithmetic and are
+// compared bit for bit; Cumsum, Cumprod and
 // ScatterNd (repeated tuples add up) add or multiply in an order a device may change:
 // kReduction's tolerance, on values that neither cancel nor overflow.
 #include <algorithm>
@@ -176,6 +177,8 @@ OpEntry TensorScatterUpdate() {
           kExact, ""};
 }
 
+AttrMap Block(int64_t block) { return {{"block_size", AttrValue::Int(block)}}; }
+
 AttrMap Sorted(bool sorted) { return {{"sorted", AttrValue::Bool(sorted)}}; }
 AttrMap NumSplit(int64_t n) { return {{"num_split", AttrValue::Int(n)}}; }
 AttrMap ScanModes(bool exclusive, bool reverse) {
@@ -225,6 +228,22 @@ void AddModelOpCases(std::map<std::string, OpEntry>& t) {
   // Sums of at most 1024 values in [0, 1]; products of values in [0.99, 1.01].
   t["Cumsum"] = WithHostInputs(ScanSpecs(), {0, 1, 0, 3}, kReduction);
   t["Cumprod"] = WithHostInputs(ScanSpecs(), {0.99, 1.01, 1, 1}, kReduction);
+  t["SpaceToDepth"] = WithHostInputs({{{1, 4, 4, 1}, {}, Block(2)},
+                                      {{2, 6, 9, 3}, {}, Block(3)},
+                                      {{0, 2, 2, 5}, {}, Block(2)},
+                                      {{8, 64, 64, 32}, {}, Block(2)}},
+                                     {});
+  t["DepthToSpace"] = WithHostInputs({{{1, 2, 2, 4}, {}, Block(2)},
+                                      {{2, 3, 5, 18}, {}, Block(3)},
+                                      {{0, 2, 2, 4}, {}, Block(2)},
+                                      {{8, 32, 32, 128}, {}, Block(2)}},
+                                     {});
+  t["MatrixBandPart"] = WithHostInputs({{{3, 4}, {{kScalarValue, 1}, {kScalarValue, 0}}, {}},
+                                        {{2, 5, 3}, {{kScalarValue, -1}, {kScalarValue, 1}}, {}},
+                                        {{7, 7}, {{kScalarValue, 0}, {kScalarValue, -1}}, {}},
+                                        {{0, 3, 3}, {{kScalarValue, 1}, {kScalarValue, 1}}, {}},
+                                        {{1024, 1024}, {{kScalarValue, 3}, {kScalarValue, 3}}, {}}},
+                                       {});
   t["GatherNd"] = GatherNd();
   t["ScatterNd"] = ScatterNd();
   t["TensorScatterUpdate"] = TensorScatterUpdate();

@@ -66,6 +66,26 @@ void RegisterArrayGradients(GradientRegistry* r) {
     *dx = {ops::ReverseV2(s, dy[0], op.input(1)), Output()};
     return s.status();
   });
+  // SpaceToDepth and DepthToSpace undo each other; MatrixBandPart keeps the gradient's band.
+  (void)r->Register("SpaceToDepth", [](const Scope& s, const Operation& op, const Grads& dy,
+                                       Grads* dx) {
+    const std::string& format = op.node()->attr("data_format")->s;
+    *dx = {ops::DepthToSpace(s, dy[0], IntAttr(op, "block_size"),
+                             ops::DepthToSpaceAttrs().DataFormat(format))};
+    return s.status();
+  });
+  (void)r->Register("DepthToSpace", [](const Scope& s, const Operation& op, const Grads& dy,
+                                       Grads* dx) {
+    const std::string& format = op.node()->attr("data_format")->s;
+    *dx = {ops::SpaceToDepth(s, dy[0], IntAttr(op, "block_size"),
+                             ops::SpaceToDepthAttrs().DataFormat(format))};
+    return s.status();
+  });
+  (void)r->Register("MatrixBandPart", [](const Scope& s, const Operation& op, const Grads& dy,
+                                         Grads* dx) {
+    *dx = {ops::MatrixBandPart(s, dy[0], op.input(1), op.input(2)), Output(), Output()};
+    return s.status();
+  });
   (void)r->Register("Transpose", [](const Scope& s, const Operation& op, const Grads& dy,
                                     Grads* dx) {
     *dx = {ops::Transpose(s, dy[0], ops::InvertPermutation(s, op.input(1))), Output()};

@@ -16,6 +16,7 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   RegisterTopKKernels(p);
   RegisterOneHotKernels(p);
   RegisterScatterNdKernels(p);
+  RegisterLayoutKernels(p);
 }
 
 }  // namespace cfx::cpu

@@ -30,6 +30,7 @@ void RegisterPadKernels(sdk::Plugin& p);        // array_pad.cc
 void RegisterTopKKernels(sdk::Plugin& p);       // topk.cc
 void RegisterOneHotKernels(sdk::Plugin& p);     // array_one_hot.cc
 void RegisterScatterNdKernels(sdk::Plugin& p);  // scatter_nd.cc
+void RegisterLayoutKernels(sdk::Plugin& p);     // array_layout.cc
 
 // Every dtype whose elements are plain bytes (kernels may memcpy them).
 inline constexpr cfx_dtype kFixedSizeTypes[] = {

@@ -1,11 +1,14 @@
-// Linear-algebra ops on batches of matrices: MatrixInverse, MatrixDeterminant and BatchMatMulV2,
-// with TensorFlow's definitions. A batch is a tensor [..., M, N] whose last two dimensions are
-// the matrices; BatchMatMulV2 broadcasts the leading (batch) dimensions as NumPy does.
+// Linear-algebra ops on batches of matrices: MatrixInverse, MatrixDeterminant, BatchMatMulV2 and
+// MatrixBandPart, with TensorFlow's definitions. A batch is a tensor [..., M, N] whose last two
+// dimensions are the matrices; BatchMatMulV2 broadcasts the leading (batch) dimensions as NumPy
+// does.
 #include <string>
 #include <vector>
 
+#include "conflux/sdk/layout_shape_rules.h"
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
+#include "framework/ops/shape_fn_util.h"
 
 namespace cfx::internal {
 namespace {
@@ -93,6 +96,22 @@ Status BatchMatMulV2Shape(InferenceContext& c) {
   return Status();
 }
 
+// MatrixBandPart: the input's shape; num_lower and num_upper are scalars within the matrices.
+Status MatrixBandPartShape(InferenceContext& c) {
+  for (int i : {1, 2}) {
+    const PartialTensorShape& bound = c.input(i);
+    if (!bound.unknown_rank() && bound.rank() != 0)
+      return c.Error(StrCat(i == 1 ? "num_lower" : "num_upper", " must be a scalar, got shape ",
+                            bound.ToString()));
+  }
+  const PartialTensorShape& in = c.input(0);
+  if (!in.unknown_rank())
+    CFX_RETURN_IF_ERROR(RuleStatus(
+        c, shape_rules::MatrixBandCheck(in.dims(), ConstScalar(c, 1), ConstScalar(c, 2))));
+  c.set_output(0, in);
+  return Status();
+}
+
 }  // namespace
 
 void RegisterLinalgOps(OpRegistry* r) {
@@ -110,6 +129,16 @@ void RegisterLinalgOps(OpRegistry* r) {
                        .Attr("T: {half, float, double, complex64, complex128}")
                        .SetShapeFn(MatrixDeterminantShape)
                        .Summary("Determinant of each square matrix of a batch."));
+  r->RegisterOrDie(OpDefBuilder("MatrixBandPart")
+                       .Input("input: T")
+                       .Input("num_lower: Tindex")
+                       .Input("num_upper: Tindex")
+                       .Output("band: T")
+                       .Attr("T: type")
+                       .Attr("Tindex: {int32, int64} = DT_INT64")
+                       .SetShapeFn(MatrixBandPartShape)
+                       .Summary("The band of each matrix: num_lower diagonals below the main one "
+                                "and num_upper above (negative: all), zeros elsewhere."));
   r->RegisterOrDie(OpDefBuilder("BatchMatMulV2")
                        .Input("x: T")
                        .Input("y: T")

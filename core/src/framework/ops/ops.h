@@ -15,14 +15,15 @@ void RegisterArrayOps(OpRegistry* r);        // Reshape, Shape, ConcatV2, Slice,
 void RegisterPadOps(OpRegistry* r);          // Pad, PadV2, MirrorPad, MirrorPadGrad
 void RegisterIndexOps(OpRegistry* r);        // TopKV2, OneHot, GatherNd, ScatterNd,
                                              // TensorScatterUpdate
-void RegisterReorderOps(OpRegistry* r);      // ReverseV2
+void RegisterReorderOps(OpRegistry* r);      // ReverseV2, SpaceToDepth, DepthToSpace
 void RegisterReductionOps(OpRegistry* r);    // Sum, Mean, Max, Min, Prod, All, Any, ArgMax, ArgMin,
                                              // Cumsum, Cumprod
 void RegisterMatMulOps(OpRegistry* r);       // MatMul
 void RegisterStateOps(OpRegistry* r);  // _Arg, _Retval, _Send, _Recv, variables, queues
 void RegisterRandomOps(OpRegistry* r);       // RandomUniform, RandomStandardNormal,
                                              // TruncatedNormal, RandomUniformInt, RandomShuffle
-void RegisterLinalgOps(OpRegistry* r);       // MatrixInverse, MatrixDeterminant, BatchMatMulV2
+void RegisterLinalgOps(OpRegistry* r);       // MatrixInverse, MatrixDeterminant, BatchMatMulV2,
+                                             // MatrixBandPart
 void RegisterDebugOps(OpRegistry* r);        // Assert, Print, CheckNumerics
 void RegisterIoOps(OpRegistry* r);           // SaveV2, RestoreV2, readers, DecodeRaw
 void RegisterSummaryOps(OpRegistry* r);      // ScalarSummary, HistogramSummary, ImageSummary, ...
