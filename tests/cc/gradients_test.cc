@@ -241,6 +241,16 @@ std::vector<Case> Cases() {
        [](const Scope& s, const X& x) {
          return ops::Mul(s, ops::DepthToSpace(s, x[0], 2), ops::DepthToSpace(s, x[0], 2));
        }},
+      {"EinsumMatMul", {m23, m32},
+       [](const Scope& s, const X& x) { return ops::Einsum(s, {x[0], x[1]}, "ij,jk->ki"); }},
+      {"EinsumAttention", {Random({2, 3, 2, 2}, -1, 1, 35), Random({2, 4, 2, 2}, -1, 1, 36)},
+       [](const Scope& s, const X& x) { return ops::Einsum(s, {x[0], x[1]}, "bqhd,bkhd->bhqk"); }},
+      {"EinsumSummedInOneInput", {m23, m3},
+       [](const Scope& s, const X& x) {
+         return ops::Square(s, ops::Einsum(s, {x[0], x[1]}, "ij,k->ik"));
+       }},
+      {"EinsumUnary", {Random({2, 3, 4}, -1, 1, 37)},
+       [](const Scope& s, const X& x) { return ops::Square(s, ops::Einsum(s, {x[0]}, "ijk->ki")); }},
       {"Chain", {m23, m32},
        [](const Scope& s, const X& x) {
          Output h = ops::Tanh(s, ops::MatMul(s, x[0], x[1]));
@@ -269,6 +279,17 @@ TEST(StandardGradients, RoundingClassifyingAndOneHotHaveNoGradient) {
   for (const char* op : {"Round", "Rint", "IsFinite", "IsNan", "IsInf", "FloorDiv", "TruncateDiv",
                          "OneHot"})
     EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
+}
+
+// Einsum's gradient takes neither "..." nor a diagonal: an error naming the node.
+TEST(StandardGradients, EinsumWithEllipsisIsUnimplementedNamingTheNode) {
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  Output y = ops::Einsum(root.WithOpName("contract"), {x, x}, "...ij,...jk->...ik");
+  std::vector<Output> grads;
+  Status s = AddSymbolicGradients(root, {y}, {x}, &grads);
+  EXPECT_EQ(s.code(), Code::kUnimplemented) << s;
+  EXPECT_NE(s.message().find("contract"), std::string::npos) << s;
 }
 
 TEST(AddSymbolicGradients, StopGradientCutsThePath) {

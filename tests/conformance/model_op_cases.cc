@@ -3,7 +3,8 @@
 // SpaceToDepth, DepthToSpace and MatrixBandPart move or pick values without arithmetic and are
 // compared bit for bit; Cumsum, Cumprod and
 // ScatterNd (repeated tuples add up) add or multiply in an order a device may change:
-// kReduction's tolerance, on values that neither cancel nor overflow.
+// kReduction's tolerance, on values that neither cancel nor overflow; Einsum, a matrix product,
+// kMatMul's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -177,6 +178,42 @@ OpEntry TensorScatterUpdate() {
           kExact, ""};
 }
 
+// Einsum: one or two inputs of the given shapes in [-1, 1].
+OpEntry Einsum() {
+  return {[](Gen& g) {
+            struct S {
+              std::string equation;
+              std::vector<Shape> shapes;
+            };
+            static const std::vector<S> specs = {
+                {"ij,jk->ik", {{7, 33}, {33, 5}}},
+                {"bqhd,bkhd->bhqk", {{2, 16, 4, 32}, {2, 24, 4, 32}}},
+                {"bhqk,bkhd->bqhd", {{2, 4, 16, 24}, {2, 24, 4, 32}}},
+                {"abc,cd->abd", {{4, 64, 257}, {257, 33}}},
+                {"...ij,...jk->...ik", {{2, 1, 5, 7}, {3, 7, 4}}},
+                {"i,j->ij", {{33}, {7}}},
+                {"ij,jk->ik", {{3, 0}, {0, 4}}},
+                {"ijk->kij", {{4, 5, 6}}},
+                {"ij->j", {{257, 33}}},
+                {"ii->i", {{9, 9}}},
+                {"ij,jk->ik", {{512, 512}, {512, 512}}}};
+            std::vector<Case> cases;
+            for (const S& s : specs) {
+              Case c{s.equation,
+                     {},
+                     {{"equation", AttrValue::String(s.equation)},
+                      {"N", AttrValue::Int(static_cast<int64_t>(s.shapes.size()))}}};
+              for (const Shape& shape : s.shapes) {
+                c.name += " " + shape.ToString();
+                c.inputs.push_back(g.Random(g.Type("inputs"), shape, {-1, 1, -3, 3}));
+              }
+              cases.push_back(std::move(c));
+            }
+            return cases;
+          },
+          kMatMul, ""};
+}
+
 AttrMap Block(int64_t block) { return {{"block_size", AttrValue::Int(block)}}; }
 
 AttrMap Sorted(bool sorted) { return {{"sorted", AttrValue::Bool(sorted)}}; }
@@ -244,6 +281,7 @@ void AddModelOpCases(std::map<std::string, OpEntry>& t) {
                                         {{0, 3, 3}, {{kScalarValue, 1}, {kScalarValue, 1}}, {}},
                                         {{1024, 1024}, {{kScalarValue, 3}, {kScalarValue, 3}}, {}}},
                                        {});
+  t["Einsum"] = Einsum();
   t["GatherNd"] = GatherNd();
   t["ScatterNd"] = ScatterNd();
   t["TensorScatterUpdate"] = TensorScatterUpdate();

@@ -198,6 +198,7 @@ const GradientRegistry& StandardGradients() {
     internal::RegisterMathGradients(r);
     internal::RegisterArrayGradients(r);
     internal::RegisterIndexGradients(r);
+    internal::RegisterLinalgGradients(r);
     internal::RegisterTensorArrayGradients(r);
     return r;
   }();

@@ -23,6 +23,7 @@ Output BroadcastReductionGrad(const Scope& scope, const Output& x, const Output&
 void RegisterMathGradients(GradientRegistry* r);
 void RegisterArrayGradients(GradientRegistry* r);
 void RegisterIndexGradients(GradientRegistry* r);        // index_grad.cc
+void RegisterLinalgGradients(GradientRegistry* r);       // linalg_grad.cc
 void RegisterTensorArrayGradients(GradientRegistry* r);  // tensor_array_grad.cc
 
 }  // namespace cfx::internal

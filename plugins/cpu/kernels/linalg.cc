@@ -1,15 +1,18 @@
 // Linear algebra on batches of matrices, on CPU: MatrixInverse and MatrixDeterminant (float,
 // double; LU with partial pivoting, computed in double), BatchMatMulV2 (float through oneDNN's
-// sgemm, double/int32/int64 through a plain loop). Batches run in parallel on the intra-op pool.
-// Kernels hold only attrs: Compute may run concurrently.
+// sgemm, double/int32/int64 through a plain loop) and the products Einsum reduces to. Batches
+// run in parallel on the intra-op pool. Kernels hold only attrs: Compute may run concurrently.
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "cpu_device.h"
+#include "kernels/batch_matmul.h"
 #include "kernels/kernels.h"
 #include "kernels/util.h"
 
@@ -240,6 +243,41 @@ void MultiplyOne(const T* x, const T* y, T* out, const BatchMatMulPlan& p, bool 
   }
 }
 
+// The products `plan` describes, of x's and y's matrices (op'ed per adj_x, adj_y) into `outs`;
+// plan.k > 0. One product per unit of work; a single product runs inline, where sgemm threads by
+// itself.
+template <typename T>
+sdk::Status MultiplyBatches(sdk::KernelContext& ctx, const T* xs, const T* ys, T* outs,
+                            const BatchMatMulPlan& plan, bool adj_x, bool adj_y) {
+  const int64_t x_size = plan.m * plan.k, y_size = plan.k * plan.n, out_size = plan.m * plan.n;
+  std::atomic<int> failure{dnnl_success};
+  ctx.ParallelFor(static_cast<int64_t>(plan.x_index.size()), 2 * plan.m * plan.n * plan.k,
+                  [&](int64_t begin, int64_t end) {
+                    std::vector<T> scratch;
+                    if constexpr (!std::is_same_v<T, float>) {
+                      if (adj_y) scratch.resize(static_cast<size_t>(y_size));
+                    }
+                    for (int64_t b = begin; b < end; ++b) {
+                      const T* xb = xs + plan.x_index[b] * x_size;
+                      const T* yb = ys + plan.y_index[b] * y_size;
+                      T* ob = outs + b * out_size;
+                      if constexpr (std::is_same_v<T, float>) {
+                        // Leading dimensions are the stored row lengths.
+                        const dnnl_status_t s = dnnl_sgemm(
+                            adj_x ? 'T' : 'N', adj_y ? 'T' : 'N', plan.m, plan.n, plan.k, 1.0f, xb,
+                            adj_x ? plan.m : plan.k, yb, adj_y ? plan.k : plan.n, 0.0f, ob, plan.n);
+                        if (s != dnnl_success) failure = s;
+                      } else {
+                        MultiplyOne(xb, yb, ob, plan, adj_x, adj_y, scratch.data());
+                      }
+                    }
+                  });
+  if (failure != dnnl_success)
+    return sdk::Internal("oneDNN sgemm of [", plan.m, ",", plan.k, "] x [", plan.k, ",", plan.n,
+                         "] failed with status ", failure.load());
+  return sdk::Status();
+}
+
 template <typename T>
 class BatchMatMulV2Kernel {
  public:
@@ -259,38 +297,7 @@ class BatchMatMulV2Kernel {
       std::memset(out.raw_data(), 0, out.byte_size());
       return sdk::Status();
     }
-    const int64_t x_size = plan.m * plan.k, y_size = plan.k * plan.n, out_size = plan.m * plan.n;
-    const T* xs = x.data<T>();
-    const T* ys = y.data<T>();
-    T* outs = out.data<T>();
-    std::atomic<int> failure{dnnl_success};
-    // One product per unit; a single product runs inline, where sgemm threads by itself.
-    ctx.ParallelFor(static_cast<int64_t>(plan.x_index.size()), 2 * plan.m * plan.n * plan.k,
-                    [&](int64_t begin, int64_t end) {
-                      std::vector<T> scratch;
-                      if constexpr (!std::is_same_v<T, float>) {
-                        if (adj_y_) scratch.resize(static_cast<size_t>(y_size));
-                      }
-                      for (int64_t b = begin; b < end; ++b) {
-                        const T* xb = xs + plan.x_index[b] * x_size;
-                        const T* yb = ys + plan.y_index[b] * y_size;
-                        T* ob = outs + b * out_size;
-                        if constexpr (std::is_same_v<T, float>) {
-                          // Leading dimensions are the stored row lengths.
-                          const dnnl_status_t s =
-                              dnnl_sgemm(adj_x_ ? 'T' : 'N', adj_y_ ? 'T' : 'N', plan.m, plan.n,
-                                         plan.k, 1.0f, xb, adj_x_ ? plan.m : plan.k, yb,
-                                         adj_y_ ? plan.k : plan.n, 0.0f, ob, plan.n);
-                          if (s != dnnl_success) failure = s;
-                        } else {
-                          MultiplyOne(xb, yb, ob, plan, adj_x_, adj_y_, scratch.data());
-                        }
-                      }
-                    });
-    if (failure != dnnl_success)
-      return sdk::Internal("oneDNN sgemm of [", plan.m, ",", plan.k, "] x [", plan.k, ",", plan.n,
-                           "] failed with status ", failure.load());
-    return sdk::Status();
+    return MultiplyBatches(ctx, x.data<T>(), y.data<T>(), out.data<T>(), plan, adj_x_, adj_y_);
   }
 
  private:
@@ -299,10 +306,38 @@ class BatchMatMulV2Kernel {
 
 }  // namespace
 
+template <typename T>
+sdk::Status MultiplyMatrices(sdk::KernelContext& ctx, const T* x, const T* y, T* out,
+                             int64_t batches, int64_t m, int64_t k, int64_t n) {
+  if (k == 0) {  // empty sums; zero bits are 0 in every dtype
+    std::fill(out, out + batches * m * n, T(0));
+    return sdk::Status();
+  }
+  UseIntraOpThreads(ctx.device());  // sgemm runs OpenMP regions of its own
+  BatchMatMulPlan plan;
+  plan.m = m;
+  plan.k = k;
+  plan.n = n;
+  plan.x_index.resize(static_cast<size_t>(batches));
+  std::iota(plan.x_index.begin(), plan.x_index.end(), int64_t{0});
+  plan.y_index = plan.x_index;
+  return MultiplyBatches(ctx, x, y, out, plan, false, false);
+}
+
+template sdk::Status MultiplyMatrices<float>(sdk::KernelContext&, const float*, const float*,
+                                             float*, int64_t, int64_t, int64_t, int64_t);
+template sdk::Status MultiplyMatrices<double>(sdk::KernelContext&, const double*, const double*,
+                                              double*, int64_t, int64_t, int64_t, int64_t);
+template sdk::Status MultiplyMatrices<int32_t>(sdk::KernelContext&, const int32_t*, const int32_t*,
+                                               int32_t*, int64_t, int64_t, int64_t, int64_t);
+template sdk::Status MultiplyMatrices<int64_t>(sdk::KernelContext&, const int64_t*, const int64_t*,
+                                               int64_t*, int64_t, int64_t, int64_t, int64_t);
+
 void RegisterLinalgKernels(sdk::Plugin& p) {
   RegisterForTypes<MatrixInverseKernel, float, double>(p, "MatrixInverse");
   RegisterForTypes<MatrixDeterminantKernel, float, double>(p, "MatrixDeterminant");
   RegisterForTypes<BatchMatMulV2Kernel, float, double, int32_t, int64_t>(p, "BatchMatMulV2");
+  RegisterEinsumKernels(p);
 }
 
 }  // namespace cfx::cpu

@@ -1,10 +1,11 @@
-// Linear-algebra ops on batches of matrices: MatrixInverse, MatrixDeterminant, BatchMatMulV2 and
-// MatrixBandPart, with TensorFlow's definitions. A batch is a tensor [..., M, N] whose last two
-// dimensions are the matrices; BatchMatMulV2 broadcasts the leading (batch) dimensions as NumPy
-// does.
+// Linear-algebra ops on batches of matrices: MatrixInverse, MatrixDeterminant, BatchMatMulV2,
+// MatrixBandPart and Einsum, with TensorFlow's definitions. A batch is a tensor [..., M, N] whose
+// last two dimensions are the matrices; BatchMatMulV2 broadcasts the leading (batch) dimensions as
+// NumPy does.
 #include <string>
 #include <vector>
 
+#include "conflux/sdk/einsum_rules.h"
 #include "conflux/sdk/layout_shape_rules.h"
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
@@ -96,6 +97,33 @@ Status BatchMatMulV2Shape(InferenceContext& c) {
   return Status();
 }
 
+// Einsum: the output's shape from the equation (conflux/sdk/einsum_rules.h); unknown where an
+// input's rank is and the output has an ellipsis, else one dimension per output label.
+Status EinsumShapeFn(InferenceContext& c) {
+  std::string equation;
+  CFX_RETURN_IF_ERROR(c.GetAttr("equation", &equation));
+  shape_rules::EinsumSubscripts subs;
+  CFX_RETURN_IF_ERROR(RuleStatus(
+      c, shape_rules::ParseEinsum(equation, static_cast<size_t>(c.num_inputs()), &subs)));
+  std::vector<shape_rules::Dims> inputs;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    if (c.input(i).unknown_rank()) {
+      if (subs.output.find("...") != std::string::npos) {
+        c.set_output(0, PartialTensorShape::UnknownRank());
+      } else {
+        c.set_output(0, PartialTensorShape::UnknownDims(static_cast<int>(subs.output.size())));
+      }
+      return Status();
+    }
+    inputs.push_back(c.input(i).dims());
+  }
+  shape_rules::Dims out;
+  shape_rules::EinsumPlan plan;
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::EinsumShape(equation, inputs, &out, &plan)));
+  c.set_output(0, PartialTensorShape(out));
+  return Status();
+}
+
 // MatrixBandPart: the input's shape; num_lower and num_upper are scalars within the matrices.
 Status MatrixBandPartShape(InferenceContext& c) {
   for (int i : {1, 2}) {
@@ -139,6 +167,15 @@ void RegisterLinalgOps(OpRegistry* r) {
                        .SetShapeFn(MatrixBandPartShape)
                        .Summary("The band of each matrix: num_lower diagonals below the main one "
                                 "and num_upper above (negative: all), zeros elsewhere."));
+  r->RegisterOrDie(OpDefBuilder("Einsum")
+                       .Input("inputs: N * T")
+                       .Output("output: T")
+                       .Attr("equation: string")
+                       .Attr("N: int >= 1")
+                       .Attr("T: type")
+                       .SetShapeFn(EinsumShapeFn)
+                       .Summary("Sums of products of the inputs' elements as the equation's "
+                                "subscripts say (\"ij,jk->ik\" is a matrix product)."));
   r->RegisterOrDie(OpDefBuilder("BatchMatMulV2")
                        .Input("x: T")
                        .Input("y: T")

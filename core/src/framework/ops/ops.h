@@ -23,7 +23,7 @@ void RegisterStateOps(OpRegistry* r);  // _Arg, _Retval, _Send, _Recv, variables
 void RegisterRandomOps(OpRegistry* r);       // RandomUniform, RandomStandardNormal,
                                              // TruncatedNormal, RandomUniformInt, RandomShuffle
 void RegisterLinalgOps(OpRegistry* r);       // MatrixInverse, MatrixDeterminant, BatchMatMulV2,
-                                             // MatrixBandPart
+                                             // MatrixBandPart, Einsum
 void RegisterDebugOps(OpRegistry* r);        // Assert, Print, CheckNumerics
 void RegisterIoOps(OpRegistry* r);           // SaveV2, RestoreV2, readers, DecodeRaw
 void RegisterSummaryOps(OpRegistry* r);      // ScalarSummary, HistogramSummary, ImageSummary, ...
