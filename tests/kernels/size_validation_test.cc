@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,25 @@ TEST(SizeValidation, FillOfOverflowingDimsIsRefusedByInferenceAndKernel) {
   test::ExpectError(test::RunKernelOnly(fill, {dims, MakeScalar(1.0f)}), Code::kInvalidArgument,
                     "node node (op Fill): shape [1099511627776,1099511627776] has more than "
                     "2^63-1 elements");
+}
+
+// OneHot's depth and ScatterNd's shape are sizes taken from values: an output that cannot exist
+// is refused by shape inference and by the kernel, and a huge one that could is ResourceExhausted.
+TEST(SizeValidation, OneHotAndScatterNdOutputsTooLargeToExist) {
+  NodeDef one_hot = MakeNode("OneHot", 4, {{"T", Type(DT_FLOAT)}, {"TI", Type(DT_INT32)}});
+  const Tensor indices = MakeVector<int32_t>({0, 1, 2, 3});
+  const Tensor depth = MakeScalar<int32_t>(std::numeric_limits<int32_t>::max());
+  auto out = test::RunNode(one_hot, {indices, depth, MakeScalar(1.0f), MakeScalar(0.0f)});
+  ExpectFailure(out, Code::kResourceExhausted, {"node node (op OneHot): out of memory allocating"});
+  NodeDef scatter = MakeNode("ScatterNd", 3, {{"T", Type(DT_FLOAT)}, {"Tindices", Type(DT_INT64)}});
+  const Tensor shape = MakeVector<int64_t>({k2To62, 4});
+  const std::vector<Tensor> inputs = {MakeTensor<int64_t>({1, 1}, {0}),
+                                      MakeTensor<float>({1, 4}, {1, 2, 3, 4}), shape};
+  for (bool kernel_only : {false, true}) {
+    auto result = kernel_only ? test::RunKernelOnly(scatter, inputs) : test::RunNode(scatter, inputs);
+    ExpectFailure(result, Code::kInvalidArgument,
+                  {"node node (op ScatterNd)", "has more than 2^63-1 elements"});
+  }
 }
 
 TEST(SizeValidation, FillOfATrillionFloatsIsResourceExhausted) {
