@@ -112,7 +112,8 @@ TEST(SizeValidation, OneHotAndScatterNdOutputsTooLargeToExist) {
   const std::vector<Tensor> inputs = {MakeTensor<int64_t>({1, 1}, {0}),
                                       MakeTensor<float>({1, 4}, {1, 2, 3, 4}), shape};
   for (bool kernel_only : {false, true}) {
-    auto result = kernel_only ? test::RunKernelOnly(scatter, inputs) : test::RunNode(scatter, inputs);
+    auto result =
+        kernel_only ? test::RunKernelOnly(scatter, inputs) : test::RunNode(scatter, inputs);
     ExpectFailure(result, Code::kInvalidArgument,
                   {"node node (op ScatterNd)", "has more than 2^63-1 elements"});
   }
