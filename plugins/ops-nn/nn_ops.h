@@ -16,6 +16,8 @@ void RegisterLossOps(sdk::Plugin& p);
 void RegisterBatchNormOps(sdk::Plugin& p);  // FusedBatchNormV3, FusedBatchNormGradV3
 void RegisterInTopKOps(sdk::Plugin& p);     // InTopKV2
 void RegisterConvOps(sdk::Plugin& p);  // Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter
+// DepthwiseConv2dNative and its two backprops
+void RegisterDepthwiseConvOps(sdk::Plugin& p);
 void RegisterPoolOps(sdk::Plugin& p);  // MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad
 void RegisterNnGradients(sdk::Plugin& p);  // the gradient functions of the ops above
 

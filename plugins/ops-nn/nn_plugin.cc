@@ -14,6 +14,7 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::nn::RegisterBatchNormOps(p);
   cfx::nn::RegisterInTopKOps(p);
   cfx::nn::RegisterConvOps(p);
+  cfx::nn::RegisterDepthwiseConvOps(p);
   cfx::nn::RegisterPoolOps(p);
   cfx::nn::RegisterNnGradients(p);
   return p.status();

@@ -1,5 +1,5 @@
-// Conformance cases of the window ops of the ops-nn plugin: Conv2D and its two backprops, MaxPool,
-// AvgPool and their gradients (see conformance_cases.h). The geometries cover symmetric and
+// Conformance cases of the window ops of the ops-nn plugin: Conv2D, DepthwiseConv2dNative and
+// their backprops, MaxPool, AvgPool and their gradients (see conformance_cases.h). The geometries cover symmetric and
 // asymmetric SAME padding (an even window, or a stride that does not divide the input), VALID,
 // EXPLICIT, dilation, an empty batch, and one layer of the Fashion-MNIST CNN's size. Shapes of
 // the outputs are written out by hand per geometry (an oracle independent of the kernels' own
@@ -35,6 +35,21 @@ const std::vector<ConvSpec>& ConvSpecs() {
   return specs;
 }
 
+// Filters [kh, kw, channels, multiplier]: outputs have channels * multiplier channels.
+const std::vector<ConvSpec>& DepthwiseSpecs() {
+  static const std::vector<ConvSpec> specs = {
+      {{2, 7, 7, 3}, {3, 3, 3, 1}, {2, 7, 7, 3}, 1, 1, "SAME", {}},
+      {{2, 8, 8, 3}, {2, 2, 3, 2}, {2, 8, 8, 6}, 1, 1, "SAME", {}},  // pads 0 and 1
+      {{1, 9, 9, 2}, {3, 3, 2, 2}, {1, 4, 4, 4}, 2, 1, "VALID", {}},
+      {{2, 10, 10, 4}, {3, 3, 4, 1}, {2, 5, 5, 4}, 2, 1, "SAME", {}},  // pads 0 and 1
+      {{1, 7, 7, 2}, {3, 3, 2, 2}, {1, 7, 7, 4}, 1, 2, "SAME", {}},    // dilation 2
+      {{1, 6, 6, 2}, {3, 3, 2, 3}, {1, 6, 8, 6}, 1, 1, "EXPLICIT", {2, 0, 1, 3}},
+      {{0, 5, 5, 3}, {3, 3, 3, 2}, {0, 5, 5, 6}, 1, 1, "SAME", {}},
+      {{4, 14, 14, 96}, {3, 3, 96, 1}, {4, 7, 7, 96}, 2, 1, "SAME", {}},  // a MobileNet block
+  };
+  return specs;
+}
+
 AttrMap ConvAttrs(const ConvSpec& s) {
   AttrMap a = {{"strides", AttrValue::IntList({1, s.stride, s.stride, 1})},
                {"dilations", AttrValue::IntList({1, s.dilation, s.dilation, 1})},
@@ -56,13 +71,14 @@ Tensor SizesOf(const Shape& s) {
   return Gen::Vector(DT_INT32, dims);
 }
 
-// `which`: 0 Conv2D (input, filter), 1 Conv2DBackpropInput (input_sizes, filter, out_backprop),
-// 2 Conv2DBackpropFilter (input, filter_sizes, out_backprop).
-OpEntry Conv(int which) {
-  return {[which](Gen& g) {
+// `which`: 0 the convolution (input, filter), 1 its BackpropInput (input_sizes, filter,
+// out_backprop), 2 its BackpropFilter (input, filter_sizes, out_backprop); `specs` Conv2D's or
+// DepthwiseConv2dNative's geometries.
+OpEntry Conv(int which, const std::vector<ConvSpec>& (*specs)()) {
+  return {[which, specs](Gen& g) {
             const Range unit{-1, 1};
             std::vector<Case> cases;
-            for (const ConvSpec& s : ConvSpecs()) {
+            for (const ConvSpec& s : specs()) {
               const DataType t = g.Attr("T");
               std::vector<Tensor> in;
               if (which == 0) in = {g.Random(t, s.input, unit), g.Random(t, s.filter, unit)};
@@ -134,9 +150,12 @@ OpEntry Pool(const std::string& op, Tolerance tol) {
 }  // namespace
 
 void AddWindowOpCases(std::map<std::string, OpEntry>& t) {
-  t["Conv2D"] = Conv(0);
-  t["Conv2DBackpropInput"] = Conv(1);
-  t["Conv2DBackpropFilter"] = Conv(2);
+  t["Conv2D"] = Conv(0, &ConvSpecs);
+  t["Conv2DBackpropInput"] = Conv(1, &ConvSpecs);
+  t["Conv2DBackpropFilter"] = Conv(2, &ConvSpecs);
+  t["DepthwiseConv2dNative"] = Conv(0, &DepthwiseSpecs);
+  t["DepthwiseConv2dNativeBackpropInput"] = Conv(1, &DepthwiseSpecs);
+  t["DepthwiseConv2dNativeBackpropFilter"] = Conv(2, &DepthwiseSpecs);
   // Maxima and sums of gradients in the CPU's order: bit for bit. Means multiply by a reciprocal,
   // which a device may fuse with the sum.
   t["MaxPool"] = Pool("MaxPool", kExact);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conflux/session.h"
+#include "conv_reference.h"
 #include "graph_builder.h"
 #include "nn_test_util.h"
 
@@ -24,22 +25,6 @@ struct Conv {
   std::string padding;
   std::vector<int64_t> explicit_pad = {};  // top, bottom, left, right
 };
-
-// TensorFlow's output size and leading padding for one dimension.
-void Window(int64_t in, int64_t k, int64_t s, int64_t d, const std::string& padding,
-            int64_t before, int64_t after, int64_t* out, int64_t* pad) {
-  const int64_t eff = (k - 1) * d + 1;
-  if (padding == "VALID") {
-    *out = (in - eff) / s + 1;
-    *pad = 0;
-  } else if (padding == "SAME") {
-    *out = (in + s - 1) / s;
-    *pad = std::max<int64_t>((*out - 1) * s + eff - in, 0) / 2;
-  } else {
-    *out = (in + before + after - eff) / s + 1;
-    *pad = before;
-  }
-}
 
 struct Geometry {
   int64_t oh, ow, ph, pw;
@@ -74,22 +59,8 @@ void ForEachTerm(const Conv& c, const Geometry& g, Fn fn) {
 }
 
 NodeDef ConvNode(const std::string& op, const Conv& c) {
-  NodeDef n = MakeNode(op, op == "Conv2D" ? 2 : 3,
-                       {{"T", AttrValue::Type(DT_FLOAT)},
-                        {"strides", AttrValue::IntList({1, c.stride, c.stride, 1})},
-                        {"dilations", AttrValue::IntList({1, c.dilation, c.dilation, 1})},
-                        {"padding", AttrValue::String(c.padding)}});
-  if (c.padding == "EXPLICIT") {
-    const auto& e = c.explicit_pad;
-    n.attr["explicit_paddings"] = AttrValue::IntList({0, 0, e[0], e[1], e[2], e[3], 0, 0});
-  }
-  return n;
-}
-
-void ExpectNear(const std::vector<double>& want, const Tensor& got, double tol) {
-  ASSERT_EQ(static_cast<int64_t>(want.size()), got.num_elements());
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(want[i], got.at<float>(i), tol * (1 + std::abs(want[i]))) << "element " << i;
+  return ConvolutionNode(op, op == "Conv2D" ? 2 : 3, c.stride, c.dilation, c.padding,
+                         c.explicit_pad);
 }
 
 std::vector<Conv> Configs() {
