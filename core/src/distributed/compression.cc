@@ -7,6 +7,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -102,8 +103,14 @@ __attribute__((target("avx2,f16c"))) void WidenAvx2(WireEncoding encoding, const
   WidenPortable(encoding, in + i, out + i, n - i);
 }
 
+// F16C comes from CPUID (leaf 1, ECX bit 29): clang's __builtin_cpu_supports does not know it.
+bool HasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 bool HasAvx2F16c() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool has = __builtin_cpu_supports("avx2") && HasF16c();
   return has;
 }
 #endif

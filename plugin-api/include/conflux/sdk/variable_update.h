@@ -121,8 +121,12 @@ Status UpdateVariables(KernelContext& ctx, std::span<const VariableInput> inputs
     else if (use_locking)
       ctx.LockRefInput(v.input.index);
   }
-  // Unlocks in reverse order when the update returns or throws.
+  // Unlocks in reverse order when the update returns or throws. (A constructor, not aggregate
+  // initialisation: std::optional's in-place construction of an aggregate needs C++20's
+  // parenthesised aggregate init, which clang before 16 lacks.)
   struct Unlocker {
+    Unlocker(KernelContext& c, const std::vector<internal::HeldVariable*>& o, bool locking)
+        : ctx(c), order(o), use_locking(locking) {}
     KernelContext& ctx;
     const std::vector<internal::HeldVariable*>& order;
     bool use_locking;
