@@ -361,6 +361,38 @@ TEST(Checkpoint, EveryByteFlipIsDetected) {
   }
 }
 
+void StoreU32(std::string* s, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) (*s)[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+// Recomputes the index and footer checksums, as a forger (or a buggy writer) would: what fails
+// then must be the reader's checks of the index's contents, not its checksums.
+void ResealIndex(std::string* f) {
+  const size_t footer = f->size() - 32;
+  StoreU32(f, footer + 16, ReferenceCrc32c(*f, LoadU64(*f, footer), footer));
+  StoreU32(f, footer + 20, ReferenceCrc32c(*f, footer, footer + 20));
+}
+
+// An index with correct checksums and a dtype code that is not a storable dtype, far outside the
+// enum included, is DataLoss naming the code (the checkpoint fuzzer found the reader converting
+// such a code to the dtype enum before checking it: undefined behaviour).
+TEST(Checkpoint, ResealedIndexWithABadDtypeCodeIsDataLoss) {
+  TempDir dir;
+  const std::string prefix = dir.path() + "/ckpt";
+  ASSERT_OK(Save(prefix, {{"v", test::MakeVector<int32_t>({1, -2, 3})}}));
+  const std::string bytes = ReadFile(prefix + ".cfxckpt");
+  const size_t dtype_at = 44 + 13;  // FileLayoutMatchesTheDocumentedFormat: the record of "v"
+  ASSERT_EQ(LoadU32(bytes, dtype_at), static_cast<uint32_t>(DT_INT32));
+  for (uint32_t code : {0u, 20u, 21u, 24u, 32u, 0xAABBCCCFu, 0xFFFFFFFFu}) {
+    SCOPED_TRACE("dtype code " + std::to_string(code));
+    std::string forged = bytes;
+    StoreU32(&forged, dtype_at, code);
+    ResealIndex(&forged);
+    WriteFile(prefix + ".cfxckpt", forged);
+    test::ExpectError(Restore(prefix, {"v"}, {DT_INT32}), Code::kDataLoss,
+                      "tensor 'v' has an unknown dtype code " + std::to_string(code));
+  }
+}
+
 // A save that fails part-way (the file-size limit stops its writes) keeps the old checkpoint.
 TEST(Checkpoint, FailedSaveLeavesThePreviousCheckpointIntact) {
   TempDir dir;

@@ -170,9 +170,11 @@ sdk::Status CheckpointReader::ParseIndex(const std::string& index, uint64_t data
     Entry e;
     if (!c.U32(&name_length) || !c.Bytes(name_length, &name) || !c.U32(&dtype) || !c.U32(&rank))
       return corrupt(sdk::StrCat("entry ", i, " is cut short"));
-    e.dtype = static_cast<cfx_dtype>(dtype);
-    if (!IsStorable(e.dtype))
+    // Checked as a number before it becomes a cfx_dtype: an enum holding a value outside its
+    // enumerators is undefined behaviour.
+    if (dtype > CFX_UINT64 || !IsStorable(static_cast<cfx_dtype>(dtype)))
       return corrupt(sdk::StrCat("tensor '", name, "' has an unknown dtype code ", dtype));
+    e.dtype = static_cast<cfx_dtype>(dtype);
     if (rank > 254) return corrupt(sdk::StrCat("tensor '", name, "' has rank ", rank));
     uint64_t elements = 1;
     bool overflow = false;
