@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include "bounded_wait.h"
 #include "graph_builder.h"
 #include "kernel_test_util.h"
 #include "runtime/serial_evaluator.h"
@@ -128,6 +129,23 @@ TEST(SessionTest, KernelErrorAbortsTheStepAndTheSessionStaysUsable) {
   EXPECT_NE(s.message().find("node r"), std::string::npos) << s;
   ASSERT_OK(session->Run({{"shape", MakeVector<int32_t>({2, 2})}}, {"r"}, {}, &out));
   EXPECT_EQ(out[0].shape(), TensorShape({2, 2}));
+}
+
+// A step with nothing to do (no fetches and no targets, on an empty graph or not) returns OK at
+// once; it used to wait forever for executors it had none of, step timeout or not (found by the
+// graph_run fuzzer).
+TEST(SessionTest, RunWithNothingToDoReturns) {
+  for (const GraphDef& g : {GraphDef(), Affine()}) {
+    auto session = NewSession(g);
+    std::vector<Tensor> out;
+    RunOrAbort("Session::Run with no fetches and no targets", [&] {
+      EXPECT_OK(session->Run({}, {}, {}, &out));
+      RunOptions options;
+      options.timeout_ms = 1000;
+      EXPECT_OK(session->Run(options, {}, {}, {}, &out, nullptr));
+    });
+    EXPECT_TRUE(out.empty());
+  }
 }
 
 TEST(SessionTest, ExtendAddsNodes) {

@@ -285,6 +285,8 @@ Status Session::Run(const RunOptions& options,
   std::vector<DeviceStepStats> remote_stats;
   Notification all_done;
   std::atomic<int> remaining{static_cast<int>(ek->executors.size()) + (remote ? 1 : 0)};
+  // Nothing to run (no fetch, target or feed reaches a node): no callback will come.
+  if (remaining.load() == 0) all_done.Notify();
   std::mutex status_mu;
   Status step_status;
   int64_t timeout_ms = options.timeout_ms;
