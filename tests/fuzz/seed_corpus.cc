@@ -1,0 +1,298 @@
+// Writes the seed corpora of the checkpoint, events and graph_run fuzz targets from the project's
+// own writers and fixtures, so that every seed is a file Conflux really produces or reads:
+//
+//   build-fuzz/bin/seed_corpus SOURCE_DIR OUT_DIR     e.g. seed_corpus . tests/fuzz/corpus
+//
+// checkpoint/  checkpoints written by SaveV2 on the CPU plugin (every storable dtype, strings,
+//              empty tensors, a small model), each after the fuzzer's mode byte 1 (repair
+//              checksums);
+// events/      an events file written by SummaryWriter (scalar, histogram, image, graph) and the
+//              one TensorBoard wrote (tests/fixtures/events), after the mode byte 1;
+// graph_run/   the GraphDef fixtures (tests/fixtures/graphs, tests/fixtures/control_flow) with
+//              each fed Placeholder replaced by a Const of its fixture input, and a small
+//              network of ops-nn ops with a variable and SaveV2; binary GraphDefs.
+// Exits non-zero, naming what failed, on any error.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "conflux/graph_def.h"
+#include "conflux/kernel_runner.h"
+#include "conflux/npy.h"
+#include "conflux/runtime.h"
+#include "conflux/summary_writer.h"
+#include "fuzz_runtime.h"
+#include "graph_builder.h"
+#include "proto/summary.pb.h"
+
+namespace cfx {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void Fail(const std::string& what, const Status& status) {
+  std::fprintf(stderr, "seed_corpus: %s: %s\n", what.c_str(), status.ToString().c_str());
+  std::exit(1);
+}
+
+template <typename T>
+T Check(StatusOr<T> value, const std::string& what) {
+  if (!value.ok()) Fail(what, value.status());
+  return std::move(value).value();
+}
+
+std::string ReadBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) Fail(path.string(), errors::NotFound("cannot read"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteBytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  out.close();
+  if (!out) Fail(path.string(), errors::Internal("cannot write"));
+  std::printf("%s (%zu bytes)\n", path.c_str(), bytes.size());
+}
+
+// A host tensor of `dtype` and `shape` whose elements are distinct small patterns (0 and 1 for
+// bool, "s<i>" repeated i times for strings).
+Tensor Filled(DataType dtype, const TensorShape& shape) {
+  Tensor t(dtype, shape);
+  if (dtype == DT_STRING) {
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      std::string s;
+      for (int64_t k = 0; k < i; ++k) s += "s" + std::to_string(i);
+      t.at<std::string>(i) = s;
+    }
+    return t;
+  }
+  auto* bytes = static_cast<uint8_t*>(t.raw_data());
+  const size_t element = DataTypeSize(dtype);
+  for (size_t i = 0; i < t.TotalBytes(); ++i)
+    bytes[i] = dtype == DT_BOOL ? static_cast<uint8_t>(i % 2)
+                                : static_cast<uint8_t>(i / element * 7 + i % element);
+  return t;
+}
+
+Tensor StringScalar(const std::string& s) {
+  Tensor t(DT_STRING, TensorShape());
+  t.at<std::string>(0) = s;
+  return t;
+}
+
+Tensor StringVector(const std::vector<std::string>& values) {
+  Tensor t(DT_STRING, TensorShape({static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) t.at<std::string>(i) = values[i];
+  return t;
+}
+
+// --- checkpoint ---
+
+// Saves `tensors` with SaveV2 to `<tmp>/<name>.cfxckpt` and stores the file as a seed.
+void SaveCheckpoint(const Runtime& runtime, const fs::path& tmp, const fs::path& out,
+                    const std::string& name,
+                    const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  Device* cpu = Check(runtime.FindDevice("CPU:0"), "the CPU device");
+  std::vector<std::string> names;
+  std::vector<DataType> dtypes;
+  std::vector<Tensor> inputs = {StringScalar((tmp / name).string())};
+  for (const auto& [tensor_name, t] : tensors) {
+    names.push_back(tensor_name);
+    dtypes.push_back(t.dtype());
+  }
+  inputs.push_back(StringVector(names));
+  inputs.push_back(StringVector(std::vector<std::string>(names.size())));
+  std::vector<std::string> arguments = {"prefix", "tensor_names", "shape_and_slices"};
+  for (const auto& [tensor_name, t] : tensors) {
+    arguments.push_back(tensor_name);
+    inputs.push_back(t);
+  }
+  test::GraphBuilder b;
+  const NodeDef& save =
+      b.Op("save", "SaveV2", arguments, {{"dtypes", AttrValue::TypeList(dtypes)}});
+  Check(RunKernelOnce(runtime, cpu, save, inputs), "SaveV2 of " + name);
+  WriteBytes(out / (name + ".cfxckpt"), "\x01" + ReadBytes(tmp / (name + ".cfxckpt")));
+}
+
+void CheckpointSeeds(const fs::path& out_dir) {
+  std::unique_ptr<Runtime> runtime = fuzz::CreateRuntimeOrDie(fuzz::FuzzConfig(), "seed_corpus");
+  const fs::path tmp = fs::temp_directory_path() / "conflux-seed-corpus";
+  fs::create_directories(tmp);
+  const fs::path out = out_dir / "checkpoint";
+  fs::create_directories(out);
+
+  std::vector<std::pair<std::string, Tensor>> every_dtype;
+  for (DataType d :
+       {DT_FLOAT, DT_DOUBLE, DT_INT32, DT_UINT8, DT_INT16, DT_INT8, DT_STRING, DT_COMPLEX64,
+        DT_INT64, DT_BOOL, DT_BFLOAT16, DT_UINT16, DT_COMPLEX128, DT_HALF, DT_UINT32, DT_UINT64})
+    every_dtype.emplace_back(DataTypeString(d), Filled(d, TensorShape({2, 3})));
+  SaveCheckpoint(*runtime, tmp, out, "every_dtype", every_dtype);
+  SaveCheckpoint(*runtime, tmp, out, "model",
+                 {{"dense/bias", Filled(DT_FLOAT, TensorShape({3}))},
+                  {"dense/kernel", Filled(DT_FLOAT, TensorShape({4, 3}))},
+                  {"global_step", Filled(DT_INT64, TensorShape())}});
+  SaveCheckpoint(
+      *runtime, tmp, out, "strings",
+      {{"vocabulary", Filled(DT_STRING, TensorShape({5}))}, {"word", StringScalar("conflux")}});
+  SaveCheckpoint(*runtime, tmp, out, "empty",
+                 {{"empty", Filled(DT_FLOAT, TensorShape({0, 3}))},
+                  {"no_strings", Filled(DT_STRING, TensorShape({0}))}});
+  fs::remove_all(tmp);
+}
+
+// --- events ---
+
+void EventSeeds(const fs::path& source_dir, const fs::path& out_dir) {
+  const fs::path out = out_dir / "events";
+  fs::create_directories(out);
+  const fs::path logdir = fs::temp_directory_path() / "conflux-seed-corpus-events";
+  fs::remove_all(logdir);
+  std::string path;
+  {
+    auto writer = Check(SummaryWriter::Create(logdir.string()), "SummaryWriter");
+    path = writer->path();
+    if (Status s = writer->AddScalar("loss", 0.25f, 1); !s.ok()) Fail("AddScalar", s);
+    conflux::Summary summary;
+    auto* histogram = summary.add_value();
+    histogram->set_tag("weights");
+    auto* h = histogram->mutable_histo();
+    h->set_min(-1);
+    h->set_max(2);
+    h->set_num(3);
+    h->set_sum(1.5);
+    h->set_sum_squares(5.25);
+    for (double limit : {-1.0, 0.0, 2.0}) h->add_bucket_limit(limit);
+    for (int i = 0; i < 3; ++i) h->add_bucket(1);
+    auto* image = summary.add_value();
+    image->set_tag("input/image");
+    image->mutable_image()->set_height(1);
+    image->mutable_image()->set_width(1);
+    image->mutable_image()->set_colorspace(1);
+    image->mutable_image()->set_encoded_image_string("\x89PNG\r\n\x1a\n");
+    if (Status s = writer->AddSummary(summary.SerializeAsString(), 2); !s.ok())
+      Fail("AddSummary", s);
+    test::GraphBuilder graph;
+    graph.Const("x", Filled(DT_FLOAT, TensorShape({2})));
+    graph.Op("y", "Neg", {"x"}, {{"T", AttrValue::Type(DT_FLOAT)}});
+    if (Status s = writer->AddGraph(graph.graph()); !s.ok()) Fail("AddGraph", s);
+  }
+  WriteBytes(out / "summary_writer.tfevents", "\x01" + ReadBytes(path));
+  WriteBytes(out / "tensorboard.tfevents",
+             "\x01" + ReadBytes(source_dir / "tests/fixtures/events/tensorboard.tfevents"));
+  fs::remove_all(logdir);
+}
+
+// --- graph_run ---
+
+// `graph` with each node of `feeds` (node name -> .npy file) replaced by a Const of its value.
+GraphDef WithConstInputs(GraphDef graph, const std::map<std::string, fs::path>& feeds) {
+  for (NodeDef& node : graph.node) {
+    auto it = feeds.find(node.name);
+    if (it == feeds.end()) continue;
+    test::GraphBuilder b;
+    node = b.Const(node.name, Check(ReadNpy(it->second.string()), it->second.string()));
+  }
+  return graph;
+}
+
+void WriteGraph(const fs::path& path, const GraphDef& graph) {
+  WriteBytes(path, SerializeGraphDef(graph, GraphFormat::kBinary));
+}
+
+// A small network over ops-nn's ops and the state ops: a convolution, bias, activations, pooling
+// and softmax, a variable assigned from it and saved (the checkpoint fuzzer covers reading it).
+GraphDef NetworkGraph() {
+  const AttrValue f32 = AttrValue::Type(DT_FLOAT);
+  Tensor flat_shape(DT_INT32, TensorShape({2}));
+  flat_shape.at<int32_t>(0) = 1;
+  flat_shape.at<int32_t>(1) = -1;
+  test::GraphBuilder b;
+  b.Const("image", Filled(DT_FLOAT, TensorShape({1, 4, 4, 1})));
+  b.Const("filter", Filled(DT_FLOAT, TensorShape({2, 2, 1, 2})));
+  b.Const("bias", Filled(DT_FLOAT, TensorShape({2})));
+  b.Op("conv", "Conv2D", {"image", "filter"},
+       {{"T", f32},
+        {"strides", AttrValue::IntList({1, 1, 1, 1})},
+        {"padding", AttrValue::String("SAME")}});
+  b.Op("biased", "BiasAdd", {"conv", "bias"}, {{"T", f32}});
+  b.Op("relu", "Relu", {"biased"}, {{"T", f32}});
+  b.Op("pool", "MaxPool", {"relu"},
+       {{"T", f32},
+        {"ksize", AttrValue::IntList({1, 2, 2, 1})},
+        {"strides", AttrValue::IntList({1, 2, 2, 1})},
+        {"padding", AttrValue::String("VALID")}});
+  b.Const("flat_shape", flat_shape);
+  b.Op("flat", "Reshape", {"pool", "flat_shape"},
+       {{"T", f32}, {"Tshape", AttrValue::Type(DT_INT32)}});
+  b.Op("probabilities", "Softmax", {"flat"}, {{"T", f32}});
+  b.Op("weights", "VariableV2", {},
+       {{"dtype", f32}, {"shape", AttrValue::Shape(PartialTensorShape({1, 8}))}});
+  b.Op("assign", "Assign", {"weights", "probabilities"}, {{"T", f32}});
+  b.Const("prefix", StringScalar("model/ckpt"));
+  b.Const("names", StringVector({"weights"}));
+  b.Const("slices", StringVector({""}));
+  b.Op("save", "SaveV2", {"prefix", "names", "slices", "assign"},
+       {{"dtypes", AttrValue::TypeList({DT_FLOAT})}});
+  return b.graph();
+}
+
+void GraphSeeds(const fs::path& source_dir, const fs::path& out_dir) {
+  const fs::path out = out_dir / "graph_run";
+  fs::create_directories(out);
+  const fs::path graphs = source_dir / "tests/fixtures/graphs";
+  for (const char* name : {"matmul_add", "slice_concat", "while_loop"}) {
+    GraphDef g = Check(ReadGraphDefFile((graphs / (std::string(name) + ".pb")).string()), name);
+    WriteGraph(out / (std::string(name) + ".pb"),
+               WithConstInputs(g, {{"x", graphs / (std::string(name) + ".input.npy")}}));
+  }
+  WriteGraph(out / "constants.pb",
+             Check(ReadGraphDefFile((graphs / "constants.pb").string()), "constants"));
+
+  // One seed per control-flow graph: its first case in manifest.txt
+  // ("<case> graph=<file> feed=<node>:0=<file.npy> ... fetch=...").
+  const fs::path control_flow = source_dir / "tests/fixtures/control_flow";
+  std::istringstream manifest(ReadBytes(control_flow / "manifest.txt"));
+  std::map<std::string, bool> done;
+  for (std::string line; std::getline(manifest, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string word, graph_file;
+    std::map<std::string, fs::path> feeds;
+    words >> word;  // the case's name
+    while (words >> word) {
+      if (word.starts_with("graph=")) graph_file = word.substr(6);
+      if (!word.starts_with("feed=")) continue;
+      const std::string feed = word.substr(5);  // node:0=file
+      feeds[feed.substr(0, feed.find(':'))] = control_flow / feed.substr(feed.find('=') + 1);
+    }
+    if (graph_file.empty() || done[graph_file]) continue;
+    done[graph_file] = true;
+    GraphDef g = Check(ReadGraphDefFile((control_flow / graph_file).string()), graph_file);
+    WriteGraph(out / graph_file, WithConstInputs(g, feeds));
+  }
+  WriteGraph(out / "network.pb", NetworkGraph());
+}
+
+}  // namespace
+}  // namespace cfx
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: seed_corpus SOURCE_DIR OUT_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path source_dir = argv[1], out_dir = argv[2];
+  cfx::CheckpointSeeds(out_dir);
+  cfx::EventSeeds(source_dir, out_dir);
+  cfx::GraphSeeds(source_dir, out_dir);
+  return 0;
+}
