@@ -90,27 +90,39 @@ sdk::Status L2LossGrad(GradientBuilder& g) {
   return g.status();
 }
 
-// Copies the window attrs of a convolution to its backprop node.
-sdk::GradNode& ConvAttrs(sdk::GradNode& n) {
-  return n.CopyAttr("strides")
+// Copies the window attrs of a convolution to its backprop node; `use_cudnn_on_gpu` exists on
+// Conv2D's ops only.
+sdk::GradNode& ConvAttrs(sdk::GradNode& n, bool use_cudnn_attr) {
+  n.CopyAttr("strides")
       .CopyAttr("padding")
       .CopyAttr("explicit_paddings")
       .CopyAttr("dilations")
-      .CopyAttr("data_format")
-      .CopyAttr("use_cudnn_on_gpu");
+      .CopyAttr("data_format");
+  return use_cudnn_attr ? n.CopyAttr("use_cudnn_on_gpu") : n;
 }
 
-sdk::Status Conv2DGrad(GradientBuilder& g) {
+// The gradients of a convolution (input, filter) through its two backprop ops.
+sdk::Status ConvolutionGrad(GradientBuilder& g, const char* backprop_input,
+                            const char* backprop_filter, bool use_cudnn_attr) {
   GradTensor x = g.input(0), w = g.input(1), dy = g.grad(0);
   GradTensor x_shape = g.Op("Shape").Input(x).Finish();
   GradTensor w_shape = g.Op("Shape").Input(w).Finish();
-  sdk::GradNode dx = g.Op("Conv2DBackpropInput");
+  sdk::GradNode dx = g.Op(backprop_input);
   dx.Input(x_shape).Input(w).Input(dy);
-  g.SetInputGrad(0, ConvAttrs(dx).Finish());
-  sdk::GradNode dw = g.Op("Conv2DBackpropFilter");
+  g.SetInputGrad(0, ConvAttrs(dx, use_cudnn_attr).Finish());
+  sdk::GradNode dw = g.Op(backprop_filter);
   dw.Input(x).Input(w_shape).Input(dy);
-  g.SetInputGrad(1, ConvAttrs(dw).Finish());
+  g.SetInputGrad(1, ConvAttrs(dw, use_cudnn_attr).Finish());
   return g.status();
+}
+
+sdk::Status Conv2DGrad(GradientBuilder& g) {
+  return ConvolutionGrad(g, "Conv2DBackpropInput", "Conv2DBackpropFilter", true);
+}
+
+sdk::Status DepthwiseConv2dNativeGrad(GradientBuilder& g) {
+  return ConvolutionGrad(g, "DepthwiseConv2dNativeBackpropInput",
+                         "DepthwiseConv2dNativeBackpropFilter", false);
 }
 
 // The window attrs of a pooling op, copied onto its gradient op.
@@ -171,6 +183,7 @@ void RegisterNnGradients(sdk::Plugin& p) {
   p.Gradient<&SparseSoftmaxXentGrad>("SparseSoftmaxCrossEntropyWithLogits");
   p.Gradient<&L2LossGrad>("L2Loss");
   p.Gradient<&Conv2DGrad>("Conv2D");
+  p.Gradient<&DepthwiseConv2dNativeGrad>("DepthwiseConv2dNative");
   p.Gradient<&MaxPoolGrad>("MaxPool");
   p.Gradient<&AvgPoolGrad>("AvgPool");
   p.Gradient<&FusedBatchNormGrad>("FusedBatchNormV3");
