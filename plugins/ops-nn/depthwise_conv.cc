@@ -10,9 +10,7 @@
 namespace cfx::nn {
 namespace {
 
-sdk::Status DepthwiseShape(sdk::ShapeContext& c) {
-  return ConvOutputShape(c, /*depthwise=*/true);
-}
+sdk::Status DepthwiseShape(sdk::ShapeContext& c) { return ConvOutputShape(c, /*depthwise=*/true); }
 
 void DepthwiseAttrs(sdk::OpBuilder& b) {
   b.Attr("T: {half, bfloat16, float, double}")
@@ -46,11 +44,11 @@ void RegisterDepthwiseConvOps(sdk::Plugin& p) {
   p.Kernel<ConvKernel<ConvKind::kDepthwise, ConvPass::kForward>>("DepthwiseConv2dNative", "CPU")
       .TypeConstraint<float>("T");
   p.Kernel<ConvKernel<ConvKind::kDepthwise, ConvPass::kBackwardData>>(
-      "DepthwiseConv2dNativeBackpropInput", "CPU")
+       "DepthwiseConv2dNativeBackpropInput", "CPU")
       .TypeConstraint<float>("T")
       .HostMemory("input_sizes");
   p.Kernel<ConvKernel<ConvKind::kDepthwise, ConvPass::kBackwardWeights>>(
-      "DepthwiseConv2dNativeBackpropFilter", "CPU")
+       "DepthwiseConv2dNativeBackpropFilter", "CPU")
       .TypeConstraint<float>("T")
       .HostMemory("filter_sizes");
 }

@@ -1,7 +1,8 @@
 // Conformance cases of the window ops of the ops-nn plugin: Conv2D, DepthwiseConv2dNative and
-// their backprops, MaxPool, AvgPool and their gradients (see conformance_cases.h). The geometries cover symmetric and
-// asymmetric SAME padding (an even window, or a stride that does not divide the input), VALID,
-// EXPLICIT, dilation, an empty batch, and one layer of the Fashion-MNIST CNN's size. Shapes of
+// their backprops, MaxPool, AvgPool and their gradients (see conformance_cases.h). The geometries
+// cover symmetric and asymmetric SAME padding (an even window, or a stride that does not divide
+// the input), VALID, EXPLICIT, dilation, channel multipliers 1 to 3, an empty batch, and one
+// layer of the Fashion-MNIST CNN's (and a MobileNet block's) size. Shapes of
 // the outputs are written out by hand per geometry (an oracle independent of the kernels' own
 // window arithmetic).
 #include <string>

@@ -20,44 +20,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-struct Conv {
-  int64_t n, h, w, c, kh, kw, o, stride, dilation;
-  std::string padding;
-  std::vector<int64_t> explicit_pad = {};  // top, bottom, left, right
-};
-
-struct Geometry {
-  int64_t oh, ow, ph, pw;
-};
-
-Geometry Geo(const Conv& c) {
-  Geometry g;
-  const auto& e = c.explicit_pad;
-  Window(c.h, c.kh, c.stride, c.dilation, c.padding, e.empty() ? 0 : e[0], e.empty() ? 0 : e[1],
-         &g.oh, &g.ph);
-  Window(c.w, c.kw, c.stride, c.dilation, c.padding, e.empty() ? 0 : e[2], e.empty() ? 0 : e[3],
-         &g.ow, &g.pw);
-  return g;
-}
-
-// Calls fn(x index, w index, y index) for every product term of the convolution.
-template <typename Fn>
-void ForEachTerm(const Conv& c, const Geometry& g, Fn fn) {
-  for (int64_t b = 0; b < c.n; ++b)
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox)
-        for (int64_t ky = 0; ky < c.kh; ++ky)
-          for (int64_t kx = 0; kx < c.kw; ++kx) {
-            const int64_t iy = oy * c.stride + ky * c.dilation - g.ph;
-            const int64_t ix = ox * c.stride + kx * c.dilation - g.pw;
-            if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-            for (int64_t ci = 0; ci < c.c; ++ci)
-              for (int64_t co = 0; co < c.o; ++co)
-                fn(((b * c.h + iy) * c.w + ix) * c.c + ci, ((ky * c.kw + kx) * c.c + ci) * c.o + co,
-                   ((b * g.oh + oy) * g.ow + ox) * c.o + co);
-          }
-}
-
 NodeDef ConvNode(const std::string& op, const Conv& c) {
   return ConvolutionNode(op, op == "Conv2D" ? 2 : 3, c.stride, c.dilation, c.padding,
                          c.explicit_pad);
@@ -83,7 +45,7 @@ TEST(Conv2D, MatchesTheNaiveConvolution) {
     const Geometry g = Geo(c);
     std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
     std::vector<double> y(c.n * g.oh * g.ow * c.o, 0.0);
-    ForEachTerm(c, g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
+    ForEachTerm(c, g, /*depthwise=*/false, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
     Tensor out = RunNodeOk(ConvNode("Conv2D", c),
                            {MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x),
                             MakeTensor<float>(TensorShape({c.kh, c.kw, c.c, c.o}), w)});
@@ -115,7 +77,7 @@ TEST(Conv2D, ConstantFilterIsReorderedOnceAndStaysRight) {
     SCOPED_TRACE("step " + std::to_string(step));
     std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c, 1.0 + step);
     std::vector<double> y(c.n * g.oh * g.ow * c.o, 0.0);
-    ForEachTerm(c, g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
+    ForEachTerm(c, g, /*depthwise=*/false, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
     std::vector<Tensor> out;
     ASSERT_OK((*session)->Run(RunOptions(),
                               {{"x", MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x)}},
@@ -136,7 +98,7 @@ TEST(Conv2DBackprop, InputAndFilterGradientsAreTheAdjoints) {
     std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
     std::vector<float> dy = Ramp<float>(c.n * g.oh * g.ow * c.o, 2.0);
     std::vector<double> dx(x.size(), 0.0), dw(w.size(), 0.0);
-    ForEachTerm(c, g, [&](int64_t xi, int64_t wi, int64_t yi) {
+    ForEachTerm(c, g, /*depthwise=*/false, [&](int64_t xi, int64_t wi, int64_t yi) {
       dx[xi] += double(dy[yi]) * w[wi];
       dw[wi] += double(dy[yi]) * x[xi];
     });

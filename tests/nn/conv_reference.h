@@ -1,6 +1,7 @@
 // Reference-side helpers of the convolution tests (conv_pool_test.cc, depthwise_conv_test.cc):
-// TensorFlow's window rule for one dimension written out independently of the kernels, a node of
-// a window op with its attrs, and the comparison of float results with double references.
+// TensorFlow's window rule for one dimension written out independently of the kernels, the
+// product terms of a plain or depthwise convolution as naive loops, a node of a window op with
+// its attrs, and the comparison of float results with double references.
 #ifndef CONFLUX_TESTS_NN_CONV_REFERENCE_H_
 #define CONFLUX_TESTS_NN_CONV_REFERENCE_H_
 
@@ -30,6 +31,50 @@ inline void Window(int64_t in, int64_t k, int64_t s, int64_t d, const std::strin
     *out = (in + before + after - eff) / s + 1;
     *pad = before;
   }
+}
+
+// A convolution: input [n, h, w, c], filter [kh, kw, c, o] (o is the channel multiplier of a
+// depthwise convolution), square strides and dilations.
+struct Conv {
+  int64_t n, h, w, c, kh, kw, o, stride, dilation;
+  std::string padding;
+  std::vector<int64_t> explicit_pad = {};  // top, bottom, left, right
+};
+
+struct Geometry {
+  int64_t oh, ow, ph, pw;
+};
+
+inline Geometry Geo(const Conv& c) {
+  Geometry g;
+  const auto& e = c.explicit_pad;
+  Window(c.h, c.kh, c.stride, c.dilation, c.padding, e.empty() ? 0 : e[0], e.empty() ? 0 : e[1],
+         &g.oh, &g.ph);
+  Window(c.w, c.kw, c.stride, c.dilation, c.padding, e.empty() ? 0 : e[2], e.empty() ? 0 : e[3],
+         &g.ow, &g.pw);
+  return g;
+}
+
+// Calls fn(x index, filter index, y index) for every product term of the convolution. A plain
+// convolution sums over input channels into each of its o outputs; a depthwise one (`depthwise`)
+// sends input channel ci through filter [.., .., ci, m] to output channel ci * o + m alone.
+template <typename Fn>
+void ForEachTerm(const Conv& c, const Geometry& g, bool depthwise, Fn fn) {
+  const int64_t out_channels = depthwise ? c.c * c.o : c.o;
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        for (int64_t ky = 0; ky < c.kh; ++ky)
+          for (int64_t kx = 0; kx < c.kw; ++kx) {
+            const int64_t iy = oy * c.stride + ky * c.dilation - g.ph;
+            const int64_t ix = ox * c.stride + kx * c.dilation - g.pw;
+            if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+            const int64_t y_pixel = ((b * g.oh + oy) * g.ow + ox) * out_channels;
+            for (int64_t ci = 0; ci < c.c; ++ci)
+              for (int64_t co = 0; co < c.o; ++co)
+                fn(((b * c.h + iy) * c.w + ix) * c.c + ci, ((ky * c.kw + kx) * c.c + ci) * c.o + co,
+                   y_pixel + (depthwise ? ci * c.o : 0) + co);
+          }
 }
 
 // A float convolution node (Conv2D, DepthwiseConv2dNative or a backprop) with square strides and

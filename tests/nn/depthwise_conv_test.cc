@@ -18,54 +18,20 @@ namespace {
 
 using namespace test;  // NOLINT
 
-struct Depthwise {
-  int64_t n, h, w, c, kh, kw, m, stride, dilation;
-  std::string padding;
-  std::vector<int64_t> explicit_pad = {};  // top, bottom, left, right
-  int64_t o() const { return c * m; }
-  std::string Name() const {
-    return padding + " " + std::to_string(kh) + "x" + std::to_string(kw) + " stride " +
-           std::to_string(stride) + " dilation " + std::to_string(dilation) + " multiplier " +
-           std::to_string(m);
-  }
-};
+// A depthwise convolution: Conv with `o` the channel multiplier, c * o output channels.
+using Depthwise = Conv;
 
-struct Geometry {
-  int64_t oh, ow, ph, pw;
-};
+int64_t OutChannels(const Depthwise& d) { return d.c * d.o; }
 
-Geometry Geo(const Depthwise& d) {
-  Geometry g;
-  const auto& e = d.explicit_pad;
-  Window(d.h, d.kh, d.stride, d.dilation, d.padding, e.empty() ? 0 : e[0], e.empty() ? 0 : e[1],
-         &g.oh, &g.ph);
-  Window(d.w, d.kw, d.stride, d.dilation, d.padding, e.empty() ? 0 : e[2], e.empty() ? 0 : e[3],
-         &g.ow, &g.pw);
-  return g;
-}
-
-// Calls fn(x index, filter index, y index) for every product term: output channel c * m + j is
-// input channel c under filter [ky, kx, c, j].
-template <typename Fn>
-void ForEachTerm(const Depthwise& d, const Geometry& g, Fn fn) {
-  for (int64_t b = 0; b < d.n; ++b)
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox)
-        for (int64_t ky = 0; ky < d.kh; ++ky)
-          for (int64_t kx = 0; kx < d.kw; ++kx) {
-            const int64_t iy = oy * d.stride + ky * d.dilation - g.ph;
-            const int64_t ix = ox * d.stride + kx * d.dilation - g.pw;
-            if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
-            for (int64_t c = 0; c < d.c; ++c)
-              for (int64_t j = 0; j < d.m; ++j)
-                fn(((b * d.h + iy) * d.w + ix) * d.c + c, ((ky * d.kw + kx) * d.c + c) * d.m + j,
-                   ((b * g.oh + oy) * g.ow + ox) * d.o() + c * d.m + j);
-          }
+std::string Name(const Depthwise& d) {
+  return d.padding + " " + std::to_string(d.kh) + "x" + std::to_string(d.kw) + " stride " +
+         std::to_string(d.stride) + " dilation " + std::to_string(d.dilation) + " multiplier " +
+         std::to_string(d.o);
 }
 
 NodeDef DepthwiseNode(const std::string& op, const Depthwise& d) {
-  return ConvolutionNode(op, op == "DepthwiseConv2dNative" ? 2 : 3, d.stride, d.dilation,
-                         d.padding, d.explicit_pad);
+  return ConvolutionNode(op, op == "DepthwiseConv2dNative" ? 2 : 3, d.stride, d.dilation, d.padding,
+                         d.explicit_pad);
 }
 
 std::vector<Depthwise> Configs() {
@@ -86,19 +52,21 @@ Tensor InputOf(const Depthwise& d, const std::vector<float>& x) {
   return MakeTensor<float>(TensorShape({d.n, d.h, d.w, d.c}), x);
 }
 Tensor FilterOf(const Depthwise& d, const std::vector<float>& f) {
-  return MakeTensor<float>(TensorShape({d.kh, d.kw, d.c, d.m}), f);
+  return MakeTensor<float>(TensorShape({d.kh, d.kw, d.c, d.o}), f);
 }
 
 TEST(DepthwiseConv2dNative, MatchesTheNaiveConvolution) {
   for (const Depthwise& d : Configs()) {
-    SCOPED_TRACE(d.Name());
+    SCOPED_TRACE(Name(d));
     const Geometry g = Geo(d);
     std::vector<float> x = Ramp<float>(d.n * d.h * d.w * d.c),
-                       f = Ramp<float>(d.kh * d.kw * d.c * d.m, 1.0);
-    std::vector<double> y(d.n * g.oh * g.ow * d.o(), 0.0);
-    ForEachTerm(d, g, [&](int64_t xi, int64_t fi, int64_t yi) { y[yi] += double(x[xi]) * f[fi]; });
-    Tensor out = RunNodeOk(DepthwiseNode("DepthwiseConv2dNative", d), {InputOf(d, x), FilterOf(d, f)});
-    EXPECT_EQ(out.shape(), TensorShape({d.n, g.oh, g.ow, d.o()}));
+                       f = Ramp<float>(d.kh * d.kw * d.c * d.o, 1.0);
+    std::vector<double> y(d.n * g.oh * g.ow * OutChannels(d), 0.0);
+    ForEachTerm(d, g, /*depthwise=*/true,
+                [&](int64_t xi, int64_t fi, int64_t yi) { y[yi] += double(x[xi]) * f[fi]; });
+    Tensor out =
+        RunNodeOk(DepthwiseNode("DepthwiseConv2dNative", d), {InputOf(d, x), FilterOf(d, f)});
+    EXPECT_EQ(out.shape(), TensorShape({d.n, g.oh, g.ow, OutChannels(d)}));
     ExpectNear(y, out, 1e-4);
   }
 }
@@ -108,7 +76,7 @@ TEST(DepthwiseConv2dNative, MatchesTheNaiveConvolution) {
 TEST(DepthwiseConv2dNative, ConstantFilterIsReorderedOnceAndStaysRight) {
   const Depthwise d{2, 9, 8, 8, 3, 3, 2, 1, 1, "SAME"};
   const Geometry g = Geo(d);
-  const std::vector<float> f = Ramp<float>(d.kh * d.kw * d.c * d.m, 1.0);
+  const std::vector<float> f = Ramp<float>(d.kh * d.kw * d.c * d.o, 1.0);
   GraphBuilder b;
   b.Placeholder("x", DT_FLOAT);
   b.Const("f", FilterOf(d, f));
@@ -124,8 +92,9 @@ TEST(DepthwiseConv2dNative, ConstantFilterIsReorderedOnceAndStaysRight) {
   for (int step = 0; step < 3; ++step) {
     SCOPED_TRACE("step " + std::to_string(step));
     std::vector<float> x = Ramp<float>(d.n * d.h * d.w * d.c, 1.0 + step);
-    std::vector<double> y(d.n * g.oh * g.ow * d.o(), 0.0);
-    ForEachTerm(d, g, [&](int64_t xi, int64_t fi, int64_t yi) { y[yi] += double(x[xi]) * f[fi]; });
+    std::vector<double> y(d.n * g.oh * g.ow * OutChannels(d), 0.0);
+    ForEachTerm(d, g, /*depthwise=*/true,
+                [&](int64_t xi, int64_t fi, int64_t yi) { y[yi] += double(x[xi]) * f[fi]; });
     std::vector<Tensor> out;
     ASSERT_OK((*session)->Run(RunOptions(), {{"x", InputOf(d, x)}}, {"y"}, {}, &out, &meta));
     ExpectNear(y, out[0], 1e-4);
@@ -139,8 +108,9 @@ TEST(DepthwiseConv2dNative, ConstantFilterIsReorderedOnceAndStaysRight) {
 
 TEST(DepthwiseConv2dNative, ShapeInference) {
   Depthwise d{1, 0, 0, 0, 0, 0, 0, 2, 1, "SAME"};
-  auto shapes = InferShapes(DepthwiseNode("DepthwiseConv2dNative", d),
-                            {PartialTensorShape({-1, 28, 27, 3}), PartialTensorShape({5, 5, 3, 2})});
+  auto shapes =
+      InferShapes(DepthwiseNode("DepthwiseConv2dNative", d),
+                  {PartialTensorShape({-1, 28, 27, 3}), PartialTensorShape({5, 5, 3, 2})});
   ASSERT_OK(shapes.status());
   EXPECT_EQ((*shapes)[0].ToString(), PartialTensorShape({-1, 14, 14, 6}).ToString());
   d.padding = "VALID";
@@ -169,12 +139,17 @@ TEST(DepthwiseConv2dNative, BadInputIsAnError) {
   const NodeDef node = DepthwiseNode("DepthwiseConv2dNative", d);
   Tensor x = MakeTensor<float>(TensorShape({1, 4, 4, 2}), Ramp<float>(32));
   for (auto run : {&RunNode, &RunKernelOnly}) {
-    ExpectError(run(node, {x, MakeTensor<float>(TensorShape({3, 3, 3, 1}), Ramp<float>(27))}, "CPU:0").status(),
-                Code::kInvalidArgument, "input has 2 channels");
-    ExpectError(run(node, {x, MakeTensor<float>(TensorShape({9, 2}), Ramp<float>(18))}, "CPU:0").status(),
-                Code::kInvalidArgument, "filter must have rank 4");
-    ExpectError(run(node, {x, MakeTensor<float>(TensorShape({5, 5, 2, 1}), Ramp<float>(50))}, "CPU:0").status(),
-                Code::kInvalidArgument, "larger than the input");
+    ExpectError(
+        run(node, {x, MakeTensor<float>(TensorShape({3, 3, 3, 1}), Ramp<float>(27))}, "CPU:0")
+            .status(),
+        Code::kInvalidArgument, "input has 2 channels");
+    ExpectError(
+        run(node, {x, MakeTensor<float>(TensorShape({9, 2}), Ramp<float>(18))}, "CPU:0").status(),
+        Code::kInvalidArgument, "filter must have rank 4");
+    ExpectError(
+        run(node, {x, MakeTensor<float>(TensorShape({5, 5, 2, 1}), Ramp<float>(50))}, "CPU:0")
+            .status(),
+        Code::kInvalidArgument, "larger than the input");
   }
   Tensor f = MakeTensor<float>(TensorShape({3, 3, 2, 1}), Ramp<float>(18));
   NodeDef strided = node;
@@ -188,32 +163,33 @@ TEST(DepthwiseConv2dNative, BadInputIsAnError) {
   Depthwise padded = d;
   padded.padding = "EXPLICIT";
   padded.explicit_pad = {int64_t{1} << 62, int64_t{1} << 62, 0, 0};
-  ExpectError(RunKernelOnly(DepthwiseNode("DepthwiseConv2dNative", padded), {x, f}, "CPU:0").status(),
-              Code::kInvalidArgument, "does not fit int64 arithmetic");
+  ExpectError(
+      RunKernelOnly(DepthwiseNode("DepthwiseConv2dNative", padded), {x, f}, "CPU:0").status(),
+      Code::kInvalidArgument, "does not fit int64 arithmetic");
 }
 
 TEST(DepthwiseConv2dNativeBackprop, InputAndFilterGradientsAreTheAdjoints) {
   for (const Depthwise& d : Configs()) {
-    SCOPED_TRACE(d.Name());
+    SCOPED_TRACE(Name(d));
     const Geometry g = Geo(d);
     std::vector<float> x = Ramp<float>(d.n * d.h * d.w * d.c),
-                       f = Ramp<float>(d.kh * d.kw * d.c * d.m, 1.0);
-    std::vector<float> dy = Ramp<float>(d.n * g.oh * g.ow * d.o(), 2.0);
+                       f = Ramp<float>(d.kh * d.kw * d.c * d.o, 1.0);
+    std::vector<float> dy = Ramp<float>(d.n * g.oh * g.ow * OutChannels(d), 2.0);
     std::vector<double> dx(x.size(), 0.0), df(f.size(), 0.0);
-    ForEachTerm(d, g, [&](int64_t xi, int64_t fi, int64_t yi) {
+    ForEachTerm(d, g, /*depthwise=*/true, [&](int64_t xi, int64_t fi, int64_t yi) {
       dx[xi] += double(dy[yi]) * f[fi];
       df[fi] += double(dy[yi]) * x[xi];
     });
-    Tensor dy_t = MakeTensor<float>(TensorShape({d.n, g.oh, g.ow, d.o()}), dy);
-    Tensor got_dx = RunNodeOk(
-        DepthwiseNode("DepthwiseConv2dNativeBackpropInput", d),
-        {MakeVector<int32_t>({int32_t(d.n), int32_t(d.h), int32_t(d.w), int32_t(d.c)}),
-         FilterOf(d, f), dy_t});
+    Tensor dy_t = MakeTensor<float>(TensorShape({d.n, g.oh, g.ow, OutChannels(d)}), dy);
+    Tensor got_dx =
+        RunNodeOk(DepthwiseNode("DepthwiseConv2dNativeBackpropInput", d),
+                  {MakeVector<int32_t>({int32_t(d.n), int32_t(d.h), int32_t(d.w), int32_t(d.c)}),
+                   FilterOf(d, f), dy_t});
     ExpectNear(dx, got_dx, 1e-4);
     Tensor got_df = RunNodeOk(
         DepthwiseNode("DepthwiseConv2dNativeBackpropFilter", d),
         {InputOf(d, x),
-         MakeVector<int32_t>({int32_t(d.kh), int32_t(d.kw), int32_t(d.c), int32_t(d.m)}), dy_t});
+         MakeVector<int32_t>({int32_t(d.kh), int32_t(d.kw), int32_t(d.c), int32_t(d.o)}), dy_t});
     ExpectNear(df, got_df, 1e-4);
   }
 }
@@ -224,7 +200,8 @@ TEST(DepthwiseConv2dNativeBackprop, ShapesAndBadInput) {
   const NodeDef filter_grad = DepthwiseNode("DepthwiseConv2dNativeBackpropFilter", d);
   Tensor x = InputOf(d, Ramp<float>(72)), f = FilterOf(d, Ramp<float>(36));
   Tensor dy = MakeTensor<float>(TensorShape({1, 4, 4, 4}), Ramp<float>(64));
-  Tensor input_sizes = MakeVector<int32_t>({1, 6, 6, 2}), filter_sizes = MakeVector<int32_t>({3, 3, 2, 2});
+  Tensor input_sizes = MakeVector<int32_t>({1, 6, 6, 2}),
+         filter_sizes = MakeVector<int32_t>({3, 3, 2, 2});
   auto shapes = InferShapes(input_grad, {PartialTensorShape({4}), PartialTensorShape({3, 3, 2, 2}),
                                          PartialTensorShape({1, 4, 4, 4})});
   ASSERT_OK(shapes.status());
@@ -239,10 +216,12 @@ TEST(DepthwiseConv2dNativeBackprop, ShapesAndBadInput) {
               Code::kInvalidArgument, "out_backprop has shape [1,4,4,2]");
   ExpectError(RunKernelOnly(input_grad, {MakeVector<int32_t>({1, 6, 6}), f, dy}, "CPU:0").status(),
               Code::kInvalidArgument, "input_sizes must be a vector of 4 elements");
-  ExpectError(RunKernelOnly(filter_grad, {x, MakeVector<int32_t>({3, 3, 2, -2}), dy}, "CPU:0").status(),
-              Code::kInvalidArgument, "filter_sizes has a negative dimension");
-  ExpectError(RunKernelOnly(filter_grad, {x, MakeVector<int32_t>({3, 3, 3, 2}), dy}, "CPU:0").status(),
-              Code::kInvalidArgument, "input has 2 channels");
+  ExpectError(
+      RunKernelOnly(filter_grad, {x, MakeVector<int32_t>({3, 3, 2, -2}), dy}, "CPU:0").status(),
+      Code::kInvalidArgument, "filter_sizes has a negative dimension");
+  ExpectError(
+      RunKernelOnly(filter_grad, {x, MakeVector<int32_t>({3, 3, 3, 2}), dy}, "CPU:0").status(),
+      Code::kInvalidArgument, "input has 2 channels");
 }
 
 }  // namespace
