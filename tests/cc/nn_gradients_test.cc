@@ -75,6 +75,19 @@ std::vector<NnCase> Cases() {
          return ops::Conv2D(s, x[0], x[1], {1, 1, 1, 1}, "VALID",
                             ops::Conv2DAttrs().Dilations({1, 2, 2, 1}));
        }, kF, kFBound},
+      // Depthwise convolutions (the ops-nn plugin; built by name): a channel multiplier of 2 with
+      // stride 2 and SAME's asymmetric padding, and a dilated VALID window.
+      {"DepthwiseConv2dNative", {Random(DT_FLOAT, {2, 5, 6, 3}, -1, 1, 21), Random(DT_FLOAT, {3, 3, 3, 2}, -1, 1, 22)},
+       [](const Scope& s, const X& x) {
+         return OpBuilder(s, "DepthwiseConv2dNative").Input(x[0]).Input(x[1])
+             .Attr("strides", {1, 2, 2, 1}).Attr("padding", "SAME").Finish().output(0);
+       }, kF, kFBound},
+      {"DepthwiseConv2dNativeDilatedValid", {Random(DT_FLOAT, {1, 7, 6, 2}, -1, 1, 23), Random(DT_FLOAT, {2, 2, 2, 1}, -1, 1, 24)},
+       [](const Scope& s, const X& x) {
+         return OpBuilder(s, "DepthwiseConv2dNative").Input(x[0]).Input(x[1])
+             .Attr("strides", {1, 1, 1, 1}).Attr("padding", "VALID")
+             .Attr("dilations", {1, 2, 2, 1}).Finish().output(0);
+       }, kF, kFBound},
       // Values at least 0.1 apart (a permutation scaled), so that no step moves a maximum.
       {"MaxPool", {[] {
          Tensor t(DT_FLOAT, TensorShape({1, 4, 4, 2}));
