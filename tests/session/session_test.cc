@@ -148,6 +148,26 @@ TEST(SessionTest, RunWithNothingToDoReturns) {
   }
 }
 
+// Fetching a tensor of an untaken branch is the caller's mistake, InvalidArgument naming the
+// fetch; it was INTERNAL, which says Conflux is broken (found by the graph_run fuzzer).
+TEST(SessionTest, FetchingADeadTensorIsInvalidArgument) {
+  GraphBuilder b;
+  b.Const("data", MakeVector<float>({1, 2}));
+  b.Const("pred", MakeScalar<bool>(false));
+  b.Op("switch", "Switch", {"data", "pred"}, {{"T", F()}});
+  b.Op("taken", "Identity", {"switch:1"}, {{"T", F()}});
+  auto session = NewSession(b.graph());
+  std::vector<Tensor> out;
+  ASSERT_OK(session->Run({}, {"switch:0"}, {}, &out));
+  for (const char* fetch : {"switch:1", "taken:0"}) {
+    Status s = session->Run({}, {fetch}, {}, &out);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+    const std::string expected = std::string("fetch '") + fetch + "' has no value";
+    EXPECT_NE(s.message().find(expected), std::string::npos) << s;
+    EXPECT_NE(s.message().find("it is dead"), std::string::npos) << s;
+  }
+}
+
 TEST(SessionTest, ExtendAddsNodes) {
   auto session = NewSession(Affine());
   GraphBuilder more;

@@ -336,8 +336,13 @@ Status Session::Run(const RunOptions& options,
   if (outputs != nullptr) {
     outputs->clear();
     for (size_t i = 0; i < frame.retvals.size(); ++i) {
+      // The step succeeded, so the fetch's _Retval skipped a dead input: the user's graph
+      // fetched a tensor of a branch that did not run.
       if (!frame.retval_set[i])
-        return errors::Internal("fetch '", fetches[i], "' produced no value");
+        return errors::InvalidArgument(
+            "fetch '", fetches[i],
+            "' has no value in this step: it is dead, on the side of a Switch that was not taken "
+            "(fetch the cond's Merge instead)");
       auto host = CopyTensorSync(nullptr, nullptr, frame.retvals[i]);
       if (!host.ok()) return host.status().WithPrefix("fetch '" + fetches[i] + "': ");
       outputs->push_back(*std::move(host));
