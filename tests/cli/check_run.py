@@ -3,7 +3,7 @@
 Chrome trace, and the errors. Fails when numpy is missing (cmake/install-deps.sh installs it).
 
 usage: check_run.py CONFLUX SOURCE_DIR WORK_DIR CHECK
-  CHECK is one of: affine, tf_matmul_add, errors
+  CHECK is one of: affine, tf_matmul_add, tf_functions, errors
 """
 import json
 import os
@@ -91,6 +91,30 @@ def check_tf_matmul_add(conflux, src, work):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def check_tf_functions(conflux, src, work):
+    """Graphs with functional control flow and calls (inlined and lowered when loaded), fed and
+    compared with what TensorFlow computed (tests/fixtures/functions)."""
+    np = import_numpy()
+    fixtures = os.path.join(src, "tests", "fixtures", "functions")
+    work = fresh_dir(work)
+    cases = [("function_call", "function_call", ["x"], ["Identity", "Identity_1", "Identity_2"]),
+             ("while_in_cond_taken", "while_in_cond", ["x", "n", "p"],
+              ["Identity", "Identity_1"])]
+    for case, graph, feeds, fetches in cases:
+        out_dir = os.path.join(work, case)
+        args = [os.path.join(fixtures, graph + ".pb"), "--out", out_dir]
+        for feed in feeds:
+            args += ["--feed", "%s:0=%s" % (feed, os.path.join(fixtures, "%s.%s.npy" % (case, feed)))]
+        for fetch in fetches:
+            args += ["--fetch", fetch + ":0"]
+        run_ok(conflux, *args)
+        for fetch in fetches:
+            want = np.load(os.path.join(fixtures, "%s.%s_0.npy" % (case, fetch)))
+            got = np.load(os.path.join(out_dir, fetch + "_0.npy"))
+            assert got.dtype == want.dtype and got.shape == want.shape, (case, got, want)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def check_errors(conflux, src, work):
     """Each mistake gives exit code 1 and one line on stderr that says what was wrong."""
     graph = os.path.join(src, "examples", "graphs", "affine.pbtxt")
@@ -133,6 +157,7 @@ def main():
         sys.exit(__doc__)
     conflux, src, work, check = sys.argv[1:]
     {"affine": check_affine, "tf_matmul_add": check_tf_matmul_add,
+     "tf_functions": check_tf_functions,
      "errors": check_errors}[check](conflux, src, work)
     print("ok")
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "conflux/graph_def.h"
+#include "graph/graph_def_proto.h"
 #include "graph/tensor_proto.h"
 #include "proto/graph.pb.h"
 #include "proto/op_def.pb.h"
@@ -616,6 +617,22 @@ Status ParseProto(std::string_view data, GraphFormat format, const char* what, i
 }
 
 }  // namespace
+
+namespace internal {
+
+Status NodeDefFromProto(const pb::NodeDef& proto, NodeDef* out) {
+  return NodeFromProto(proto, out);
+}
+
+Status OpDefFromProtoMessage(const pb::OpDef& proto, OpDef* out) {
+  return OpDefFromProto(proto, out);
+}
+
+Status AttrValueFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out) {
+  return AttrFromProto(proto, where, out);
+}
+
+}  // namespace internal
 
 bool NodeDef::operator==(const NodeDef& o) const {
   return name == o.name && op == o.op && input == o.input && device == o.device && attr == o.attr &&

@@ -13,6 +13,7 @@
 #include "distributed/remote_rendezvous.h"
 #include "runtime/copy_tensor.h"
 #include "passes/const_filter.h"
+#include "passes/lower_functions.h"
 #include "runtime/executor.h"
 #include "session/collectives.h"
 #include "session/graph_rewrite.h"
@@ -86,11 +87,15 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Runtime* runtime, const Graph
   if (runtime->devices().empty())
     return errors::FailedPrecondition("the runtime has no devices (check the config's plugins)");
   CFX_RETURN_IF_ERROR(CheckGraphLimits(graph, runtime->config().limits));
-  CFX_RETURN_IF_ERROR(Graph::FromGraphDef(graph, &runtime->ops()).status());
+  // Function calls and functional control flow become plain nodes and v1 control flow.
+  GraphDef lowered = graph;
+  CFX_RETURN_IF_ERROR(
+      LowerFunctions(runtime->ops(), runtime->config().limits.max_nodes, &lowered));
+  CFX_RETURN_IF_ERROR(Graph::FromGraphDef(lowered, &runtime->ops()).status());
   auto impl = std::make_unique<Impl>();
   impl->runtime = runtime;
   impl->compression = internal::EdgeCompression(runtime->config().cluster);
-  impl->graph = graph;
+  impl->graph = std::move(lowered);
   impl->pool = std::make_unique<ThreadPool>(
       InterOpThreads(runtime->config().inter_op_threads, runtime->config().intra_op_threads));
   impl->costs =
@@ -106,9 +111,14 @@ Status Session::Extend(const GraphDef& graph) {
   CFX_RETURN_IF_ERROR(CheckGraphLimits(graph, impl_->runtime->config().limits,
                                        static_cast<int64_t>(impl_->graph.node.size())));
   GraphDef combined = impl_->graph;
+  // The added nodes may call functions of their own library or of the session's graph.
+  GraphDef added = graph;
+  if (added.library.empty()) added.library = combined.library;
+  CFX_RETURN_IF_ERROR(
+      LowerFunctions(impl_->runtime->ops(), impl_->runtime->config().limits.max_nodes, &added));
   std::set<std::string> names;
   for (const NodeDef& n : combined.node) names.insert(n.name);
-  for (const NodeDef& n : graph.node) {
+  for (const NodeDef& n : added.node) {
     if (names.count(n.name))
       return errors::InvalidArgument("Extend: node '", n.name, "' is already in the graph");
     combined.node.push_back(n);
