@@ -174,13 +174,22 @@ void RunBroadcast(sdk::KernelContext& ctx, const sdk::BroadcastPlan& b, int64_t 
   });
 }
 
+// A function struct with `static void Span(const In* in, Out* out, int64_t n)` for some types
+// computes whole ranges of them itself (a hand-vectorized loop); `out` may be `in`.
+template <typename F, typename Out, typename In>
+concept HasSpan = requires(const In* in, Out* out) { F::Span(in, out, int64_t{0}); };
+
 // out[i] = f(in[i]) for i in [0, n), split across the device's intra-op threads when n is large.
 // `out` may be `in`.
 template <typename F, typename Out, typename In>
 void RunFlat(sdk::KernelContext& ctx, int64_t n, int64_t cost, const F& f, Out* out, const In* in) {
   ctx.ParallelFor(n, cost, [&](int64_t begin, int64_t end) {
+    if constexpr (HasSpan<F, Out, In>) {
+      F::Span(in + begin, out + begin, end - begin);
+    } else {
 #pragma GCC ivdep
-    for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);  // in place or apart (see RunSpan)
+      for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);  // in place or apart (see RunSpan)
+    }
   });
 }
 

@@ -1,10 +1,11 @@
 // Unary math on CPU: Neg, Abs, Square, Relu, Sign, Round for float, double, int32 and int64; Exp,
-// Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Rint, Erf, Erfc for float and double (TensorFlow registers them on CPU for floating point
-// and complex types only).
+// Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Rint, Erf, Erfc for float and double
+// (TensorFlow registers them on CPU for floating point and complex types only).
 #include <cmath>
 #include <type_traits>
 
 #include "kernels/broadcast.h"
+#include "kernels/erf.h"
 #include "kernels/util.h"
 
 namespace cfx::cpu {
@@ -48,8 +49,20 @@ using RoundFn = ElementFn<2, []<typename T>(T x) {
     return x;
   }
 }>;
-using ErfFn = ElementFn<20, [](auto x) { return std::erf(x); }>;
-using ErfcFn = ElementFn<20, [](auto x) { return std::erfc(x); }>;
+// Float goes through the vectorized loops of erf.h, double through the C library.
+template <bool kComplement>
+struct ErrorFunctionFn {
+  static constexpr int64_t kCost = 20;
+  template <typename T>
+  T operator()(T x) const {
+    return kComplement ? std::erfc(x) : std::erf(x);
+  }
+  static void Span(const float* x, float* y, int64_t n) {
+    return kComplement ? ErfcSpan(x, y, n) : ErfSpan(x, y, n);
+  }
+};
+using ErfFn = ErrorFunctionFn<false>;
+using ErfcFn = ErrorFunctionFn<true>;
 using IsFiniteFn = ElementFn<1, [](auto x) { return std::isfinite(x); }>;
 using IsNanFn = ElementFn<1, [](auto x) { return std::isnan(x); }>;
 using IsInfFn = ElementFn<1, [](auto x) { return std::isinf(x); }>;
