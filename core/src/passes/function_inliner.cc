@@ -10,13 +10,14 @@ namespace cfx::internal {
 LoweringGraph::LoweringGraph(const OpRegistry& ops, const FunctionLibrary& library,
                              std::vector<NodeDef> nodes, int64_t max_nodes)
     : ops_(ops), library_(library), nodes_(std::move(nodes)), max_nodes_(max_nodes) {
-  chains_.resize(nodes_.size());
+  chains_.assign(nodes_.size(), std::make_shared<const std::vector<std::string>>());
   taken_.assign(nodes_.size(), false);
   for (const NodeDef& n : nodes_) names_.insert(n.name);
 }
 
 NodeDef LoweringGraph::Take(size_t i) {
   taken_[i] = true;
+  ++taken_count_;
   return std::move(nodes_[i]);
 }
 
@@ -27,13 +28,13 @@ std::string LoweringGraph::NewName(const std::string& base) {
   return name;
 }
 
-Status LoweringGraph::Add(NodeDef node, const std::vector<std::string>& chain) {
-  if (static_cast<int64_t>(nodes_.size()) >= max_nodes_)
+Status LoweringGraph::Add(NodeDef node, const Chain& chain) {
+  if (static_cast<int64_t>(nodes_.size() - taken_count_) >= max_nodes_)
     return errors::InvalidArgument(
         "inlining functions and lowering control flow grows the graph "
         "past the limit of ",
         max_nodes_, " nodes (config key limits.nodes), at node '", node.name, "'",
-        ChainSuffix(chain));
+        ChainSuffix(*chain));
   nodes_.push_back(std::move(node));
   chains_.push_back(chain);
   taken_.push_back(false);
@@ -264,18 +265,17 @@ NodeDef MakeNode(std::string name, std::string op, std::vector<std::string> inpu
 
 }  // namespace
 
-Status InlineCall(const NodeDef& call, const NameAttrList& function,
-                  const std::vector<std::string>& chain, LoweringGraph* graph) {
+Status InlineCall(const NodeDef& call, const NameAttrList& function, const Chain& chain,
+                  LoweringGraph* graph) {
   const std::string where = StrCat("node '", call.name, "' (op ", call.op, ") calling function '",
-                                   function.name, "'", ChainSuffix(chain));
+                                   function.name, "'", ChainSuffix(*chain));
   const FunctionDef* fdef = graph->library().Find(function.name);
   if (fdef == nullptr)
     return errors::InvalidArgument(where, ": the graph's function library has no function '",
                                    function.name, "'");
-  if (std::find(chain.begin(), chain.end(), function.name) != chain.end()) {
+  if (auto first = std::find(chain->begin(), chain->end(), function.name); first != chain->end()) {
     std::string cycle;
-    auto first = std::find(chain.begin(), chain.end(), function.name);
-    for (auto it = first; it != chain.end(); ++it) cycle += *it + " -> ";
+    for (auto it = first; it != chain->end(); ++it) cycle += *it + " -> ";
     return errors::InvalidArgument(where, ": function '", function.name, "' calls itself (", cycle,
                                    function.name, "); recursive functions cannot be inlined");
   }
@@ -358,8 +358,8 @@ Status InlineCall(const NodeDef& call, const NameAttrList& function,
   if (!out_types.empty()) out.attr["T"] = AttrValue::TypeList(out_types);
 
   for (NodeDef& n : made) CFX_RETURN_IF_ERROR(graph->Add(std::move(n), chain));
-  std::vector<std::string> inner = chain;
-  inner.push_back(function.name);
+  auto inner = std::make_shared<std::vector<std::string>>(*chain);
+  inner->push_back(function.name);
   for (NodeDef& n : body.body()) CFX_RETURN_IF_ERROR(graph->Add(std::move(n), inner));
   return graph->Add(std::move(out), chain);
 }

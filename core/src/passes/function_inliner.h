@@ -7,6 +7,7 @@
 #define CONFLUX_CORE_SRC_PASSES_FUNCTION_INLINER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -17,6 +18,10 @@
 #include "graph/function_library.h"
 
 namespace cfx::internal {
+
+// The functions a node was inlined from, outermost first; the nodes of one inlined body share
+// one, so a deep chain costs nothing per node.
+using Chain = std::shared_ptr<const std::vector<std::string>>;
 
 // Nodes under rewrite. Each node remembers the chain of functions it was inlined from
 // (outermost first), which finds recursion and names the functions in errors.
@@ -31,7 +36,7 @@ class LoweringGraph {
   const FunctionLibrary& library() const { return library_; }
   size_t size() const { return nodes_.size(); }
   const NodeDef& node(size_t i) const { return nodes_[i]; }
-  const std::vector<std::string>& chain(size_t i) const { return chains_[i]; }
+  const Chain& chain(size_t i) const { return chains_[i]; }
 
   // Takes node `i` out of the graph, leaving its name reserved for the node that replaces it.
   NodeDef Take(size_t i);
@@ -40,7 +45,7 @@ class LoweringGraph {
   // Appends a node made while lowering something inside the functions `chain`. Its name must
   // come from NewName or Take. ResourceExhausted-like InvalidArgument when the graph grows past
   // the node limit (limits.nodes), which also bounds what functions calling functions can make.
-  Status Add(NodeDef node, const std::vector<std::string>& chain);
+  Status Add(NodeDef node, const Chain& chain);
   // The remaining nodes (those not taken), in order.
   std::vector<NodeDef> Release();
 
@@ -48,8 +53,9 @@ class LoweringGraph {
   const OpRegistry& ops_;
   const FunctionLibrary& library_;
   std::vector<NodeDef> nodes_;
-  std::vector<std::vector<std::string>> chains_;
+  std::vector<Chain> chains_;
   std::vector<bool> taken_;
+  size_t taken_count_ = 0;
   std::unordered_set<std::string> names_;
   int64_t max_nodes_;
 };
@@ -67,8 +73,8 @@ std::string ChainSuffix(const std::vector<std::string>& chain);
 // `chain` is where the call sits. InvalidArgument naming the call node, the function and the
 // chain when the function is missing, recursive, or does not fit the call (number or types of
 // inputs and outputs, attrs the body needs), or when a body node's input names nothing.
-Status InlineCall(const NodeDef& call, const NameAttrList& function,
-                  const std::vector<std::string>& chain, LoweringGraph* graph);
+Status InlineCall(const NodeDef& call, const NameAttrList& function, const Chain& chain,
+                  LoweringGraph* graph);
 
 }  // namespace cfx::internal
 

@@ -10,6 +10,7 @@
 namespace cfx {
 namespace {
 
+using internal::Chain;
 using internal::ChainSuffix;
 using internal::LoweringGraph;
 
@@ -29,7 +30,7 @@ std::string Port(const std::string& node, int port) { return StrCat(node, ":", p
 // in the chain of functions the node sits in.
 class Lowerer {
  public:
-  Lowerer(NodeDef node, std::vector<std::string> chain, LoweringGraph* graph)
+  Lowerer(NodeDef node, Chain chain, LoweringGraph* graph)
       : node_(std::move(node)), chain_(std::move(chain)), graph_(graph) {
     for (const std::string& input : node_.input)
       (input.rfind('^', 0) == 0 ? control_ : data_).push_back(input);
@@ -53,7 +54,7 @@ class Lowerer {
 
  private:
   std::string Where() const {
-    return StrCat("node '", node_.name, "' (op ", node_.op, ")", ChainSuffix(chain_));
+    return StrCat("node '", node_.name, "' (op ", node_.op, ")", ChainSuffix(*chain_));
   }
 
   // Attr `name` of `kind` (TensorFlow's name: `kind_name`), or nullptr and an error in `status`.
@@ -349,7 +350,7 @@ class Lowerer {
   }
 
   NodeDef node_;
-  std::vector<std::string> chain_;
+  Chain chain_;
   LoweringGraph* graph_;
   std::vector<std::string> data_, control_;
   std::vector<NodeDef> made_;
@@ -368,7 +369,7 @@ Status LowerFunctions(const OpRegistry& ops, int64_t max_nodes, GraphDef* graph)
   for (size_t i = 0; i < g.size(); ++i) {
     const Lowering kind = LoweringOf(g.node(i).op, *library);
     if (kind == Lowering::kNone) continue;
-    std::vector<std::string> chain = g.chain(i);
+    Chain chain = g.chain(i);
     Lowerer lowerer(g.Take(i), std::move(chain), &g);
     CFX_RETURN_IF_ERROR(lowerer.Lower(kind));
   }
