@@ -30,6 +30,7 @@
 #include "conflux/shape_inference.h"
 #include "graph/graph_shapes.h"
 #include "passes/cost_model.h"
+#include "passes/lower_functions.h"
 #include "passes/placer.h"
 #include "run_command.h"
 #include "runtime/serial_evaluator.h"
@@ -232,6 +233,9 @@ int Plugins(const Runtime& rt) {
 
 StatusOr<std::unique_ptr<Graph>> LoadGraph(const Runtime& rt, const std::string& path) {
   CFX_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDefFile(path, rt.config().limits));
+  // As a Session would run it: calls inlined, functional control flow lowered.
+  Status lowered = LowerFunctions(rt.ops(), rt.config().limits.max_nodes, &def);
+  if (!lowered.ok()) return lowered.WithPrefix(path + ": ");
   auto g = Graph::FromGraphDef(def, &rt.ops());
   if (!g.ok()) return g.status().WithPrefix(path + ": ");
   return g;

@@ -113,6 +113,11 @@ def check_tf_functions(conflux, src, work):
             got = np.load(os.path.join(out_dir, fetch + "_0.npy"))
             assert got.dtype == want.dtype and got.shape == want.shape, (case, got, want)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # `conflux graph show` lists the graph as it runs: the StatelessWhile as a loop frame.
+    p = subprocess.run([conflux, "graph", "show", os.path.join(fixtures, "while_loop.pb")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "= LoopCond(" in p.stdout and "= StatelessWhile(" not in p.stdout, p.stdout
 
 
 def check_errors(conflux, src, work):
