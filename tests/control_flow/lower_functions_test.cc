@@ -120,6 +120,19 @@ TEST(LowerFunctions, FunctionsCallingFunctionsWithTypeAttrs) {
   EXPECT_EQ(lowered.library, graph.library);  // carried unchanged
 }
 
+// Extend lowers the nodes it adds, with their own library or the session graph's.
+TEST(LowerFunctions, ExtendLowersTheAddedNodes) {
+  GraphDef base = WithLibrary("", kTypedLibrary);
+  StatusOr<std::unique_ptr<Session>> session = Session::Create(&TestRuntime(), base);
+  ASSERT_TRUE(session.ok()) << session.status();
+  GraphDef added;
+  added.node = Parse(R"(node { name: "c" op: "outer" input: "x" })").node;
+  ASSERT_OK((*session)->Extend(added));
+  std::vector<Tensor> out;
+  ASSERT_OK((*session)->Run({{"x:0", MakeVector<float>({0.25f})}}, {"c:0"}, {}, &out));
+  ExpectTensorEqual(MakeVector<float>({1.0f}), out[0]);
+}
+
 TEST(LowerFunctions, GraphWithoutFunctionsIsUnchanged) {
   GraphDef graph = WithLibrary(
       R"(node { name: "y" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } })",
