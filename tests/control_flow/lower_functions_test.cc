@@ -116,7 +116,8 @@ TEST(LowerFunctions, FunctionsCallingFunctionsWithTypeAttrs) {
   const NodeDef* mul = FindNode(lowered, "c/s2/m");
   ASSERT_NE(mul, nullptr);
   EXPECT_EQ(mul->attr.at("T").type, DT_FLOAT);  // the placeholder, instantiated
-  EXPECT_EQ(mul->input, (std::vector<std::string>{"c/s2/v", "c/s2/two"}));
+  // The argument read directly: its producer (s1's results) is no Switch or Enter.
+  EXPECT_EQ(mul->input, (std::vector<std::string>{"c/s1", "c/s2/two"}));
   EXPECT_EQ(lowered.library, graph.library);  // carried unchanged
 }
 
@@ -150,7 +151,7 @@ TEST(LowerFunctions, ControlInputsOfACallReachItsBody) {
   ASSERT_OK(LowerFunctions(TestRuntime().ops(), 1000, &graph));
   const NodeDef* control = FindNode(graph, "c/input_control_node");
   ASSERT_NE(control, nullptr);
-  EXPECT_EQ(control->input, (std::vector<std::string>{"^first", "^c/v"}));
+  EXPECT_EQ(control->input, (std::vector<std::string>{"^first", "^x"}));
   const NodeDef* two = FindNode(graph, "c/two");  // the body's input-less Const
   ASSERT_NE(two, nullptr);
   EXPECT_EQ(two->input, std::vector<std::string>{"^c/input_control_node"});
@@ -257,9 +258,11 @@ TEST(LowerFunctions, LoopInvariantsEnterOnceAsConstants) {
     EXPECT_EQ(n.attr.at("parallel_iterations").i, 4);
     (n.attr.at("is_constant").b ? constant : variable)++;
   }
-  EXPECT_EQ(constant, 3);  // x (the second time it is passed), n, the Const w
-  EXPECT_EQ(variable, 4);  // loop counter, maximum iterations, i, acc
-  EXPECT_EQ(merges, 4);
+  // x (the second time it is passed), n, the Const w, and maximum_iterations (returned through
+  // an Identity of its argument).
+  EXPECT_EQ(constant, 4);
+  EXPECT_EQ(variable, 3);  // loop counter, i, acc
+  EXPECT_EQ(merges, 3);
 }
 
 TEST(FunctionLibrary, ReadsTensorFlowsLibrary) {

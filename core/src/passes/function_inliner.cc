@@ -2,17 +2,30 @@
 #include "passes/function_inliner.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace cfx::internal {
+namespace {
+
+constexpr size_t kReserved = std::numeric_limits<size_t>::max();
+
+}  // namespace
 
 LoweringGraph::LoweringGraph(const OpRegistry& ops, const FunctionLibrary& library,
                              std::vector<NodeDef> nodes, int64_t max_nodes)
     : ops_(ops), library_(library), nodes_(std::move(nodes)), max_nodes_(max_nodes) {
   chains_.assign(nodes_.size(), std::make_shared<const std::vector<std::string>>());
   taken_.assign(nodes_.size(), false);
-  for (const NodeDef& n : nodes_) names_.insert(n.name);
+  for (size_t i = 0; i < nodes_.size(); ++i) index_[nodes_[i].name] = i;
+}
+
+const NodeDef* LoweringGraph::Find(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end() || it->second == kReserved || taken_[it->second]) return nullptr;
+  return &nodes_[it->second];
 }
 
 NodeDef LoweringGraph::Take(size_t i) {
@@ -23,8 +36,8 @@ NodeDef LoweringGraph::Take(size_t i) {
 
 std::string LoweringGraph::NewName(const std::string& base) {
   std::string name = base;
-  for (int k = 1; names_.count(name); ++k) name = StrCat(base, "_", k);
-  names_.insert(name);
+  for (int k = 1; index_.count(name); ++k) name = StrCat(base, "_", k);
+  index_[name] = kReserved;
   return name;
 }
 
@@ -35,6 +48,7 @@ Status LoweringGraph::Add(NodeDef node, const Chain& chain) {
         "past the limit of ",
         max_nodes_, " nodes (config key limits.nodes), at node '", node.name, "'",
         ChainSuffix(*chain));
+  index_[node.name] = nodes_.size();
   nodes_.push_back(std::move(node));
   chains_.push_back(chain);
   taken_.push_back(false);
@@ -116,6 +130,9 @@ Status CheckTypes(const NodeDef& call, const char* attr, const std::vector<DataT
   return Status::OK();
 }
 
+// "node:1" -> "node".
+std::string NodeOf(const std::string& tensor) { return tensor.substr(0, tensor.find(':')); }
+
 bool ParseIndex(std::string_view text, int* out) {
   if (text.empty() || text.size() > 9) return false;
   int value = 0;
@@ -169,7 +186,7 @@ class Instance {
     if (!ref.empty() && ref[0] == '^') {
       const std::string name = ref.substr(1);
       if (auto a = args_.find(name); a != args_.end() && !a->second.empty())
-        return "^" + a->second[0];
+        return "^" + NodeOf(a->second[0]);
       if (auto b = index_.find(name); b != index_.end()) return "^" + body_[b->second].name;
       return errors::InvalidArgument("control input '", ref,
                                      "' names no node or argument of the function");
@@ -253,6 +270,17 @@ class Instance {
   std::vector<NodeDef> body_;
 };
 
+// Whether the body may read `tensor` (a call's input) itself rather than through an Identity:
+// when its producer's control output is dead exactly when `tensor` is (not so for a Switch,
+// whose outputs differ) and belongs to the producer's own frame (not so for an Enter).
+bool ReadsDirectly(const LoweringGraph& graph, const std::string& tensor) {
+  const NodeDef* producer = graph.Find(NodeOf(tensor));
+  if (producer == nullptr) return false;
+  for (const char* op : {"Switch", "RefSwitch", "_SwitchN", "Enter", "RefEnter"})
+    if (producer->op == op) return false;
+  return true;
+}
+
 NodeDef MakeNode(std::string name, std::string op, std::vector<std::string> input,
                  const std::string& device) {
   NodeDef n;
@@ -304,6 +332,10 @@ Status InlineCall(const NodeDef& call, const NameAttrList& function, const Chain
     CFX_RETURN_IF_ERROR(ArgRange(instance, signature, arg.name, /*output=*/false, &start, &end));
     std::vector<std::string>& names = args[arg.name];
     for (int k = start; k < end; ++k) {
+      if (ReadsDirectly(*graph, data[k])) {
+        names.push_back(data[k]);
+        continue;
+      }
       const std::string base = StrCat(call.name, "/", arg.name);
       NodeDef id = MakeNode(graph->NewName(end - start == 1 ? base : StrCat(base, "_", k - start)),
                             "Identity", {data[k]}, call.device);
@@ -316,7 +348,10 @@ Status InlineCall(const NodeDef& call, const NameAttrList& function, const Chain
   if (!call.input.empty()) {
     NodeDef node =
         MakeNode(graph->NewName(call.name + "/input_control_node"), "NoOp", control, call.device);
-    for (const NodeDef& id : made) node.input.push_back("^" + id.name);
+    std::set<std::string> after;
+    for (const auto& [name, tensors] : args)
+      for (const std::string& t : tensors) after.insert("^" + NodeOf(t));
+    node.input.insert(node.input.end(), after.begin(), after.end());
     input_control = node.name;
     made.push_back(std::move(node));
   }

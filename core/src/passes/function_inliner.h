@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "conflux/graph_def.h"
@@ -38,6 +38,8 @@ class LoweringGraph {
   const NodeDef& node(size_t i) const { return nodes_[i]; }
   const Chain& chain(size_t i) const { return chains_[i]; }
 
+  // The node named `name`, or nullptr (none, not added yet, or taken).
+  const NodeDef* Find(const std::string& name) const;
   // Takes node `i` out of the graph, leaving its name reserved for the node that replaces it.
   NodeDef Take(size_t i);
   // `base` when no node has that name, else `base_1`, `base_2`, ...; reserves it.
@@ -56,7 +58,7 @@ class LoweringGraph {
   std::vector<Chain> chains_;
   std::vector<bool> taken_;
   size_t taken_count_ = 0;
-  std::unordered_set<std::string> names_;
+  std::unordered_map<std::string, size_t> index_;  // name -> node; kReserved until added
   int64_t max_nodes_;
 };
 

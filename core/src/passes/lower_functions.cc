@@ -2,6 +2,7 @@
 // TensorFlow's LowerFunctionalOpsPass (lower_if_op, lower_case_op, lower_while_op).
 #include "passes/lower_functions.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -262,16 +263,27 @@ class Lowerer {
     return LowerBranches(preds, branches, std::vector<std::string>(data_.begin() + 1, data_.end()));
   }
 
-  // Whether the body returns loop variable i unchanged (its ret is its own argument i).
+  // Whether the body returns loop variable i unchanged: its ret is its own argument i, or an
+  // Identity of it (TensorFlow passes tf.while_loop's maximum_iterations through one).
   std::vector<bool> LoopInvariants(const NameAttrList& body, size_t n) const {
     std::vector<bool> invariant(n, false);
     const FunctionDef* f = graph_->library().Find(body.name);
     if (f == nullptr || f->signature.input_arg.size() != n || f->signature.output_arg.size() != n)
       return invariant;
+    auto returns_arg = [&](const std::string& ret, const std::string& arg) {
+      if (ret == arg) return true;
+      const size_t colon = ret.find(':');
+      if (colon == std::string::npos || ret.substr(colon) != ":output:0") return false;
+      const std::string node = ret.substr(0, colon);
+      return std::any_of(f->node_def.begin(), f->node_def.end(), [&](const NodeDef& d) {
+        return d.name == node && d.op == "Identity" && d.input == std::vector<std::string>{arg};
+      });
+    };
     bool any_variant = false;
     for (size_t i = 0; i < n; ++i) {
       auto ret = f->ret.find(f->signature.output_arg[i].name);
-      invariant[i] = ret != f->ret.end() && ret->second == f->signature.input_arg[i].name;
+      invariant[i] =
+          ret != f->ret.end() && returns_arg(ret->second, f->signature.input_arg[i].name);
       any_variant = any_variant || !invariant[i];
     }
     if (!any_variant && n > 0) invariant[0] = false;  // something must carry the loop
