@@ -3,6 +3,7 @@
 //
 // Both kernels see the operand as [outer, channels, inner]: NHWC has inner = 1 and NCHW has
 // outer = the batch and inner = the product of the spatial dimensions.
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -98,6 +99,8 @@ class BiasAddKernel {
                                   FormatName(format_), ") has size ", v.channels,
                                   "; they must be equal");
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.ForwardOrAllocateOutput({0}, 0, shape));
+    // Nothing to add, however large the other dimensions (their products may not even fit).
+    if (value.num_elements() == 0) return sdk::Status();
     const T* in = value.data<T>();
     const T* b = bias.data<T>();
     T* o = out.data<T>();
@@ -142,6 +145,10 @@ class BiasAddGradKernel {
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, {v.channels}));
     const T* g = grad.data<T>();
     T* o = out.data<T>();
+    if (grad.num_elements() == 0) {  // empty sums, however large the other dimensions
+      std::fill(o, o + v.channels, T(0));
+      return sdk::Status();
+    }
     const int64_t c = v.channels, n = v.inner, outer = v.outer;
     // Each task owns a range of channels and writes only their sums.
     ctx.ParallelFor(c, outer * n, [&](int64_t begin, int64_t end) {

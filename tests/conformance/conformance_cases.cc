@@ -758,6 +758,10 @@ Tensor Gen::Random(DataType dtype, const TensorShape& shape, const Range& range)
   Tensor t(dtype, shape);
   const int64_t n = t.num_elements();
   std::bernoulli_distribution coin(0.5);
+  if (n > max_drawn_elements_) {
+    std::memset(t.raw_data(), 0, t.TotalBytes());
+    return t;
+  }
   if (dtype == DT_BOOL) {
     for (int64_t i = 0; i < n; ++i) t.data<bool>()[i] = coin(rng_);
   } else if (IsFloatingType(dtype)) {
@@ -829,6 +833,65 @@ double ElementAsDouble(const Tensor& t, int64_t i) {
 const std::map<std::string, OpEntry>& ConformanceTable() {
   static const std::map<std::string, OpEntry> table = BuildTable();
   return table;
+}
+
+// Why the kernel-level harness cannot run `op` at all ("" when it can).
+std::string Unfeedable(const OpDef& op) {
+  for (const ArgDef& a : op.input_arg) {
+    if (a.is_ref)
+      return "takes reference input '" + a.name +
+             "', which KernelRunner cannot feed (there is no variable outside a graph)";
+    if (a.type == DT_RESOURCE) return "takes resource input '" + a.name + "' (a stateful handle)";
+  }
+  for (const ArgDef& a : op.output_arg)
+    if (a.is_ref || a.type == DT_RESOURCE)
+      return "produces " + std::string(a.is_ref ? "reference" : "resource") + " output '" + a.name +
+             "' (a stateful handle)";
+  return "";
+}
+
+// The dtype assignments of the op's type attrs to test the kernel with: the kernel's constraint
+// lists, an unconstrained attr's default, or else float and int32 where the op allows them.
+std::vector<std::map<std::string, DataType>> TypeAssignments(const KernelDef& k, const OpDef& op) {
+  std::vector<std::map<std::string, DataType>> out = {{}};
+  for (const AttrDef& a : op.attr) {
+    if (a.type != "type") continue;
+    std::vector<DataType> choices;
+    if (auto it = k.type_constraints.find(a.name); it != k.type_constraints.end()) {
+      choices = it->second;
+    } else if (a.default_value) {
+      choices = {a.default_value->type};
+    } else {
+      std::vector<DataType> allowed;
+      if (a.allowed_values) allowed = a.allowed_values->list.type;
+      for (DataType d : {DT_FLOAT, DT_INT32})
+        if (allowed.empty() || std::find(allowed.begin(), allowed.end(), d) != allowed.end())
+          choices.push_back(d);
+      if (choices.empty() && !allowed.empty()) choices.push_back(allowed[0]);
+    }
+    // Strings, resources and variants have no fixed-size values to generate.
+    std::erase_if(choices, [](DataType d) { return DataTypeSize(d) == 0; });
+    std::vector<std::map<std::string, DataType>> next;
+    for (const auto& partial : out)
+      for (DataType d : choices) {
+        next.push_back(partial);
+        next.back()[a.name] = d;
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string TypesString(const std::map<std::string, DataType>& types) {
+  std::string s;
+  for (const auto& [attr, d] : types) s += (s.empty() ? "" : ", ") + attr + "=" + DataTypeString(d);
+  return s;
+}
+
+uint32_t Fnv1a(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : s) h = (h ^ c) * 16777619u;
+  return h;
 }
 
 }  // namespace cfx::conformance

@@ -8,12 +8,14 @@
 #define CONFLUX_TESTS_CONFORMANCE_CONFORMANCE_CASES_H_
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "conflux/attr_value.h"
+#include "conflux/kernel_registry.h"
 #include "conflux/op_def.h"
 #include "conflux/tensor.h"
 
@@ -81,11 +83,15 @@ class Gen {
     return Values(dtype, TensorShape(), {value});
   }
   std::mt19937& rng() { return rng_; }
+  // Tensors of more than `n` elements are zero-filled instead of drawn: for callers that use
+  // only the small cases (drawing the large ones is most of the time a table takes to build).
+  void ZeroFillAbove(int64_t n) { max_drawn_elements_ = n; }
 
  private:
   const OpDef* op_;
   std::map<std::string, DataType> types_;
   std::mt19937 rng_;
+  int64_t max_drawn_elements_ = std::numeric_limits<int64_t>::max();
 };
 
 struct OpEntry {
@@ -109,6 +115,20 @@ void AddWindowOpCases(std::map<std::string, OpEntry>& table);
 void AddModelOpCases(std::map<std::string, OpEntry>& table);
 // Adds the cases of the ops that gradient functions use (gradient_cases.cc).
 void AddGradientOpCases(std::map<std::string, OpEntry>* table);
+
+// Why the kernel-level harness cannot run `op` at all ("" when it can): reference or resource
+// arguments, which have no value outside a graph.
+std::string Unfeedable(const OpDef& op);
+
+// The dtype assignments of the op's type attrs to run kernel `k` with: the kernel's constraint
+// lists, an unconstrained attr's default, or else float and int32 where the op allows them.
+std::vector<std::map<std::string, DataType>> TypeAssignments(const KernelDef& k, const OpDef& op);
+
+// "T=float, Tidx=int32".
+std::string TypesString(const std::map<std::string, DataType>& types);
+
+// FNV-1a of `s`: the seed of an op's cases, stable across runs and platforms.
+uint32_t Fnv1a(const std::string& s);
 
 // Element `i` of a numeric host tensor as a double (half and bfloat16 decoded).
 double ElementAsDouble(const Tensor& t, int64_t i);

@@ -214,6 +214,24 @@ TEST(GatherNd, BadInputsAreRefusedNamingTheNode) {
                 "bad_indices_policy \"SKIP\" is not one of");
 }
 
+// Indices of depth 0 whose other dimensions say 2^31 tuples, with no data to move: the kernels
+// must not make a per-tuple table first (16 GiB) before finding there is nothing to do.
+TEST(ScatterAndGatherNd, DepthZeroTuplesWithNothingToMoveEndAtOnce) {
+  constexpr int64_t kTuples = int64_t{1} << 31;
+  const Tensor indices(DT_INT32, TensorShape({kTuples, 1, 0}));
+  const Tensor gathered = test::RunNodeOk(NdNode("GatherNd", DT_FLOAT, DT_INT32),
+                                          {Tensor(DT_FLOAT, TensorShape({0})), indices});
+  EXPECT_EQ(gathered.shape(), TensorShape({kTuples, 1, 0}));
+  const Tensor updates(DT_FLOAT, TensorShape({kTuples, 1, 0}));
+  const Tensor scattered = test::RunNodeOk(NdNode("ScatterNd", DT_FLOAT, DT_INT32),
+                                           {indices, updates, MakeVector<int32_t>({0})});
+  EXPECT_EQ(scattered.shape(), TensorShape({0}));
+  const Tensor updated =
+      test::RunNodeOk(NdNode("TensorScatterUpdate", DT_FLOAT, DT_INT32),
+                      {Tensor(DT_FLOAT, TensorShape({0})), indices, updates});
+  EXPECT_EQ(updated.shape(), TensorShape({0}));
+}
+
 TEST(ScatterNd, BadInputsAreRefusedNamingTheNode) {
   const NodeDef node = NdNode("ScatterNd", DT_FLOAT, DT_INT32);
   const Tensor indices = MakeTensor<int32_t>({2, 1}, {0, 1});

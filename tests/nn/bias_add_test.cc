@@ -150,6 +150,17 @@ TEST(BiasAddGrad, EmptyBatchGivesZeros) {
   ExpectTensorEqual(MakeVector<float>({0, 0}), out);
 }
 
+// A zero-sized input whose other dimensions multiply to 3 * 2^40 (a kernel that loops over them
+// instead of its elements never ends).
+TEST(BiasAddGrad, EmptyInputWithHugeDimensionsEndsAtOnce) {
+  const Tensor grad(DT_INT64, TensorShape({int64_t{1} << 40, 3, 0}));
+  ExpectTensorEqual(MakeVector<int64_t>({0, 0, 0}),
+                    RunNodeOk(BiasAddNode("BiasAddGrad", DT_INT64, "NCHW"), {grad}));
+  const Tensor out = RunNodeOk(BiasAddNode("BiasAdd", DT_INT64, "NCHW"),
+                               {grad, MakeVector<int64_t>({1, 2, 3})});
+  EXPECT_EQ(out.shape(), grad.shape());
+}
+
 TEST(BiasAddGrad, RankBelowTwoIsAnError) {
   for (auto run : {&RunNode, &RunKernelOnly})
     ExpectError(run(BiasAddNode("BiasAddGrad", DT_FLOAT), {MakeVector<float>({1, 2})}, "CPU:0"),

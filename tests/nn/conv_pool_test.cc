@@ -154,6 +154,19 @@ TEST(Conv2D, WindowArithmeticBeyondInt64IsAnError) {
               "4611686018427387904 + 4611686018427387904 does not fit int64 arithmetic");
 }
 
+// A window that fits int64 but not the 32-bit geometry of the convolution libraries is refused
+// before oneDNN sees it (it used to fail there, as an internal error).
+TEST(Conv2D, WindowBeyond32BitsIsAnError) {
+  Tensor x = MakeTensor<float>(TensorShape({1, 7, 7, 2}), Ramp<float>(98));
+  Tensor f = MakeTensor<float>(TensorShape({3, 3, 2, 1}), Ramp<float>(18));
+  Conv dilated{1, 7, 7, 2, 3, 3, 1, 1, int64_t{1} << 31, "SAME"};
+  for (auto run : {&RunNode, &RunKernelOnly})
+    ExpectError(run(ConvNode("Conv2D", dilated), {x, f}, "CPU:0").status(),
+                Code::kInvalidArgument,
+                "node node (op Conv2D): the row window (4294967297 with dilation 2147483648, "
+                "stride 1, padding 2147483648 + 2147483648) exceeds 2^31-1");
+}
+
 TEST(Conv2D, BadInputIsAnError) {
   Conv c{1, 4, 4, 2, 3, 3, 1, 1, 1, "VALID"};
   Tensor x = MakeTensor<float>(TensorShape({1, 4, 4, 2}), Ramp<float>(32));

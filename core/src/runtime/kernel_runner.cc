@@ -46,6 +46,10 @@ StatusOr<std::vector<Tensor>> KernelRunner::Run(const std::vector<Tensor>& input
       return errors::InvalidArgument(where, ": input ", i, " is ",
                                      DataTypeString(inputs[i].dtype()), "; expected ",
                                      DataTypeString(BaseType(input_types_[i])));
+    if (inputs[i].shape().num_elements() < 0)
+      return errors::InvalidArgument(where, ": input ", i, " has shape ",
+                                     inputs[i].shape().ToString(),
+                                     ", whose nonzero dimensions' product does not fit int64");
     shapes.push_back(inputs[i].shape());
     values.push_back(&inputs[i]);
     if (kernel_->host_memory_inputs()[i]) {

@@ -60,6 +60,9 @@ class GatherV2Kernel {
         params.shape(), indices.shape(), &axis, &batch_dims, &out_shape, &sizes)));
     CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(params));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
+    // Nothing to gather (as TensorFlow's, the indices are then not read): the loops over the
+    // other dimensions could be as long as their product.
+    if (out.num_elements() == 0) return sdk::Status();
     switch (indices.dtype()) {
       case CFX_INT16:
         return Gather<int16_t>(ctx, params, indices, sizes, elem_size, out);

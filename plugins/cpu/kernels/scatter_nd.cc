@@ -119,12 +119,14 @@ class GatherNdKernel : public PolicyKernel {
     bool rank_unknown = false;
     CFX_SDK_RETURN_IF_ERROR(RuleStatus(
         shape_rules::GatherNdShape(data, indices.shape(), &out_shape, &sizes, &rank_unknown)));
+    CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(params));
+    // The output first: it bounds the tuples (an index depth of 0 makes them as many as the
+    // indices' other dimensions say, with no index values behind them).
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
+    if (out.num_elements() == 0) return sdk::Status();
     std::vector<int64_t> slices;
     CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, data, sizes, ignore_bad_, &slices));
-    CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(params));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
     const int64_t slice_bytes = sizes.slice * static_cast<int64_t>(elem_size);
-    if (out.num_elements() == 0) return sdk::Status();
     const char* src = static_cast<const char*>(params.raw_data());
     char* dst = static_cast<char*>(out.raw_data());
     ctx.ParallelFor(sizes.tuples, CopyCost(slice_bytes), [&](int64_t first, int64_t last) {
@@ -152,11 +154,12 @@ class ScatterNdKernel : public PolicyKernel {
     NdSizes sizes;
     CFX_SDK_RETURN_IF_ERROR(
         RuleStatus(shape_rules::ScatterNdShape(indices.shape(), updates.shape(), shape, &sizes)));
-    std::vector<int64_t> slices;
-    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
     T* dst = out.data<T>();
     std::memset(dst, 0, out.byte_size());
+    if (updates.num_elements() == 0) return sdk::Status();  // bounds the tuples, as in GatherNd
+    std::vector<int64_t> slices;
+    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
     const T* src = updates.data<T>();
     // Threads take disjoint ranges of each slice's elements, so no two add into one element.
     const int64_t slice = sizes.slice;
@@ -181,13 +184,14 @@ class TensorScatterUpdateKernel : public PolicyKernel {
     NdSizes sizes;
     CFX_SDK_RETURN_IF_ERROR(
         RuleStatus(shape_rules::ScatterNdShape(indices.shape(), updates.shape(), shape, &sizes)));
-    std::vector<int64_t> slices;
-    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
     CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(tensor));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.ForwardOrAllocateOutput({0}, 0, shape));
     char* dst = static_cast<char*>(out.raw_data());
     if (out.raw_data() != tensor.raw_data() && out.byte_size() > 0)
       std::memcpy(dst, tensor.raw_data(), out.byte_size());
+    if (updates.num_elements() == 0) return sdk::Status();  // bounds the tuples, as in GatherNd
+    std::vector<int64_t> slices;
+    CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
     const int64_t slice_bytes = sizes.slice * static_cast<int64_t>(elem_size);
     const char* src = static_cast<const char*>(updates.raw_data());
     for (int64_t t = 0; t < sizes.tuples; ++t) {

@@ -183,6 +183,13 @@ inline Status ComputeWindow(WindowDim* d, Padding padding, int64_t before, int64
     return InvalidArgument("the ", dim_name, " window (", k, ", stride ", d->stride,
                            ") over an input of ", d->in, " with padding ", d->pad_before, " + ",
                            d->pad_after, " does not fit int64 arithmetic");
+  // The convolution libraries (oneDNN, cuDNN) take 32-bit window geometry, as TensorFlow's
+  // kernels do.
+  constexpr int64_t kMax32 = 2147483647;
+  if (k > kMax32 || d->stride > kMax32 || d->pad_before > kMax32 || d->pad_after > kMax32)
+    return InvalidArgument("the ", dim_name, " window (", k, " with dilation ", d->dilation,
+                           ", stride ", d->stride, ", padding ", d->pad_before, " + ",
+                           d->pad_after, ") exceeds 2^31-1, the most a window op takes");
   return Status();
 }
 
