@@ -222,6 +222,30 @@ function { signature { name: "add" input_arg { name: "a" type: DT_FLOAT } input_
   ExpectError(CreateStatus(no_type), Code::kInvalidArgument, {"node 'c'", "function 'scale'", "T"});
 }
 
+TEST(LowerFunctions, MalformedBodiesAreErrorsNamingTheNode) {
+  ExpectError(CreateStatus(WithLibrary(FloatCall("c", "f", "x"),
+                                       FloatFunction("f", "", "nowhere:output:0"))),
+              Code::kInvalidArgument, {"node 'c'", "function 'f'", "ret 'out'", "'nowhere"});
+  ExpectError(CreateStatus(WithLibrary(FloatCall("c", "f", "x"),
+                                       FloatFunction("f",
+                                                     "node_def { name: 'n' op: 'Neg' input: 'v' "
+                                                     "attr { key: 'T' value { type: DT_FLOAT } } }",
+                                                     "n:y:3"))),
+              Code::kInvalidArgument, {"node 'c'", "output 'y' of node 'c/n' has 1 tensors"});
+  ExpectError(CreateStatus(WithLibrary(
+                  FloatCall("c", "f", "x"),
+                  FloatFunction("f", "node_def { name: 'n' op: 'Neg' input: 'v:zz' }", "n:y:0"))),
+              Code::kInvalidArgument, {"node 'n'", "'zz' is not an index"});
+  // A loop body that returns fewer results than the loop has variables.
+  GraphDef loop = WithLibrary(
+      R"(node { name: "w" op: "StatelessWhile" input: "x" input: "x"
+                attr { key: "T" value { list { type: DT_FLOAT type: DT_FLOAT } } }
+                attr { key: "cond" value { func { name: "scale" } } }
+                attr { key: "body" value { func { name: "outer" } } } })",
+      kTypedLibrary);
+  ExpectError(CreateStatus(loop), Code::kInvalidArgument, {"node 'w/", "function '"});
+}
+
 TEST(LowerFunctions, GrowthPastTheNodeLimitIsAnError) {
   GraphDef graph = WithLibrary(R"(node { name: "c" op: "outer" input: "x" })", kTypedLibrary);
   ExpectError(LowerFunctions(TestRuntime().ops(), 6, &graph), Code::kInvalidArgument,
