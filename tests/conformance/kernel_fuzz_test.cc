@@ -1,4 +1,5 @@
-// Kernel fuzzing: every CPU kernel (the CPU and ops-nn plugins) with an entry in the conformance
+// Kernel fuzzing: every kernel of the CPU (the CPU and ops-nn plugins) and, where an OpenCL
+// platform exists, of the OPENCL device (PoCL runs it on the CPU) with an entry in the conformance
 // table runs on mutations of its op's small conformance cases, in the style of TensorFlow's
 // security advisories: an input's dimension made zero, larger or huge, a rank added or dropped,
 // integer inputs set to -1, the type's extremes or just out of range, floats set to NaN or
@@ -10,9 +11,9 @@
 // Runs are seeded: CONFLUX_KERNEL_FUZZ_SEED (default 1) and CONFLUX_KERNEL_FUZZ_ROUNDS
 // (mutations per kernel and dtype assignment, default 6) choose them, so that a longer search
 // is `CONFLUX_KERNEL_FUZZ_ROUNDS=200 CONFLUX_KERNEL_FUZZ_SEED=7 build/bin/conformance_test
-// --gtest_filter='KernelFuzz*'`; CONFLUX_KERNEL_FUZZ_VERBOSE=1 prints each run before it starts
+// --gtest_filter='*KernelFuzz*'`; CONFLUX_KERNEL_FUZZ_VERBOSE=1 prints each run before it starts
 // (the last line names the one that crashed); a run longer than CONFLUX_KERNEL_FUZZ_RUN_SECONDS
-// (default 20) aborts naming itself. The CPU device has a 1 GiB memory_limit, so a
+// (default 20) aborts naming itself. Both devices have a 1 GiB memory_limit, so a
 // mutation that asks for more gets RESOURCE_EXHAUSTED.
 #include <gtest/gtest.h>
 
@@ -53,6 +54,12 @@ Runtime* FuzzRuntime() {
     Config config = Config::Default();
     config.plugin_paths.insert(config.plugin_paths.begin(), test::BuildPluginDir());
     config.devices["CPU"].memory_limit = kMemoryLimit;
+    config.devices["OPENCL"].memory_limit = kMemoryLimit;
+    PluginSpec opencl;  // its kernels too, where an OpenCL platform exists (PoCL on the CPU)
+    opencl.name = "opencl";
+    opencl.required = false;
+    opencl.source = "kernel fuzzing";
+    config.plugins.push_back(opencl);
     config.log_level = "error";
     auto rt = Runtime::Create(config);
     if (!rt.ok()) {
@@ -303,12 +310,35 @@ bool IsSmall(const Case& c) {
 
 std::string Shard(const std::string& op) { return std::to_string(Fnv1a(op) % kShards); }
 
-class KernelFuzz : public ::testing::TestWithParam<int> {};
+// The fuzzed device type and the shard of its ops.
+struct FuzzTarget {
+  std::string type;
+  int shard = 0;
+};
 
-TEST_P(KernelFuzz, EveryCpuKernelEndsInOutputsOrACleanError) {
+void PrintTo(const FuzzTarget& t, std::ostream* os) { *os << t.type << " shard " << t.shard; }
+
+std::vector<FuzzTarget> FuzzTargets() {
+  std::vector<FuzzTarget> targets;
+  for (const char* type : {"CPU", "OPENCL"})
+    for (int shard = 0; shard < kShards; ++shard) targets.push_back({type, shard});
+  return targets;
+}
+
+class KernelFuzz : public ::testing::TestWithParam<FuzzTarget> {};
+
+TEST_P(KernelFuzz, EveryKernelEndsInOutputsOrACleanError) {
   Runtime* rt = FuzzRuntime();
   ASSERT_NE(rt, nullptr);
-  auto device = rt->FindDevice("CPU:0");
+  const std::string type = GetParam().type;
+  const int shard = GetParam().shard;
+  auto device = rt->FindDevice(type + ":0");
+  if (!device.ok() && type != "CPU") {
+    std::string why = "no such device here";
+    for (const auto& [t, note] : rt->device_type_notes())
+      if (t == type) why = note;
+    GTEST_SKIP() << "no " << type << " device: " << why;
+  }
   ASSERT_TRUE(device.ok()) << device.status();
   const uint32_t seed = static_cast<uint32_t>(EnvInt("CONFLUX_KERNEL_FUZZ_SEED", 1));
   const int rounds = static_cast<int>(EnvInt("CONFLUX_KERNEL_FUZZ_ROUNDS", 6));
@@ -317,7 +347,7 @@ TEST_P(KernelFuzz, EveryCpuKernelEndsInOutputsOrACleanError) {
   int runs = 0, errors = 0, kernels = 0;
   Watchdog watchdog(static_cast<int>(EnvInt("CONFLUX_KERNEL_FUZZ_RUN_SECONDS", 20)));
   for (const KernelDef* k : rt->kernels().All()) {
-    if (k->device_type != "CPU" || Shard(k->op) != std::to_string(GetParam())) continue;
+    if (k->device_type != type || Shard(k->op) != std::to_string(shard)) continue;
     const OpRegistration* reg = rt->ops().LookUp(k->op);
     auto entry = table.find(k->op);
     if (reg == nullptr || entry == table.end() || !entry->second.cases ||
@@ -369,12 +399,15 @@ TEST_P(KernelFuzz, EveryCpuKernelEndsInOutputsOrACleanError) {
       }
     }
   }
-  std::cout << "[kernel-fuzz] shard " << GetParam() << ": " << kernels << " kernels, " << runs
-            << " runs, " << errors << " ended in an error\n";
-  EXPECT_GT(runs, 0) << "no kernel fell in shard " << GetParam();
+  std::cout << "[kernel-fuzz] " << type << " shard " << shard << ": " << kernels << " kernels, "
+            << runs << " runs, " << errors << " ended in an error\n";
+  if (type == "CPU") EXPECT_GT(runs, 0) << "no kernel fell in shard " << shard;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shards, KernelFuzz, ::testing::Range(0, kShards));
+INSTANTIATE_TEST_SUITE_P(Devices, KernelFuzz, ::testing::ValuesIn(FuzzTargets()),
+                         [](const ::testing::TestParamInfo<FuzzTarget>& info) {
+                           return info.param.type + "_" + std::to_string(info.param.shard);
+                         });
 
 }  // namespace
 }  // namespace cfx::conformance
