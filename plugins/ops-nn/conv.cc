@@ -1,8 +1,11 @@
 // Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter (NHWC, filters HWIO), with TensorFlow's
-// op definitions, on oneDNN convolution primitives cached per geometry (onednn_conv.h).
+// op definitions, on oneDNN convolution primitives cached per geometry (onednn_conv.h); and
+// TensorFlow's internal _FusedConv2D, a Conv2D with BiasAdd and an activation fused in (written
+// by TensorFlow's grappler and by the core's remapper pass), on the same primitives with the bias
+// and a post-op.
 #include "conflux/sdk/window_geometry.h"
-#include "nn_ops.h"
 #include "conv_shapes.h"
+#include "nn_ops.h"
 #include "onednn_conv.h"
 #include "partial_shapes.h"
 
@@ -44,8 +47,8 @@ sdk::Status ConvOutputShape(sdk::ShapeContext& c, bool depthwise) {
     out_channels = sdk::kUnknown;
     if (channels >= 0 && f.dims[3] >= 0 &&
         __builtin_mul_overflow(channels, f.dims[3], &out_channels))
-      return sdk::InvalidArgument("in_channels ", channels, " times channel_multiplier ",
-                                  f.dims[3], " does not fit int64");
+      return sdk::InvalidArgument("in_channels ", channels, " times channel_multiplier ", f.dims[3],
+                                  " does not fit int64");
   }
   c.set_output(0, KnownShape({in.dims[0], h.out, w.out, out_channels}));
   return sdk::Status();
@@ -59,7 +62,8 @@ sdk::Status SizesShape(sdk::ShapeContext& c, int sizes_input) {
   sdk::Tensor t = c.input_tensor(sizes_input);
   if (t.valid()) {
     sdk::Shape s;
-    CFX_SDK_RETURN_IF_ERROR(ConvSizesFromTensor(t, sizes_input == 0 ? "input_sizes" : "filter_sizes", &s));
+    CFX_SDK_RETURN_IF_ERROR(
+        ConvSizesFromTensor(t, sizes_input == 0 ? "input_sizes" : "filter_sizes", &s));
     c.set_output(0, KnownShape(s));
   } else {
     c.set_output(0, UnknownDims(4));
@@ -85,10 +89,36 @@ void ConvAttrs(sdk::OpBuilder& b, bool int32 = true) {
       .Attr("dilations: list(int) = [1, 1, 1, 1]");
 }
 
+// _FusedConv2D on CPU: float, NHWC, HWIO filters, a bias and optionally an activation (see
+// conflux/sdk/fused_ops.h for the epilogues it takes).
+class FusedConvKernel : public ConvKernelBase {
+ public:
+  FusedConvKernel() : ConvKernelBase(ConvKind::kPlain, ConvPass::kForward) {}
+  sdk::Status Init(const sdk::KernelInit& init) {
+    CFX_SDK_RETURN_IF_ERROR(ConvKernelBase::Init(init));
+    std::string filter_format;
+    CFX_SDK_RETURN_IF_ERROR(
+        init.attrs().GetOr<std::string>("filter_format", &filter_format, "HWIO"));
+    if (filter_format != "HWIO")
+      return sdk::Unimplemented("filter_format ", filter_format,
+                                " is not supported on CPU; use HWIO");
+    int64_t num_host_args = 0;
+    CFX_SDK_RETURN_IF_ERROR(init.attrs().GetOr<int64_t>("num_host_args", &num_host_args, 0));
+    if (num_host_args != 0)
+      return sdk::Unimplemented("host_args (quantized convolutions) are not supported on CPU");
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::FusedEpilogue epilogue, sdk::ReadFusedEpilogue(init.attrs()));
+    set_epilogue(epilogue);
+    return sdk::Status();
+  }
+};
+
 }  // namespace
 
 void RegisterConvOps(sdk::Plugin& p) {
-  ConvAttrs(p.Op("Conv2D").Input("input: T").Input("filter: T").Output("output: T")
+  ConvAttrs(p.Op("Conv2D")
+                .Input("input: T")
+                .Input("filter: T")
+                .Output("output: T")
                 .ShapeFn<&Conv2DShape>());
   ConvAttrs(p.Op("Conv2DBackpropInput")
                 .Input("input_sizes: int32")
@@ -105,11 +135,33 @@ void RegisterConvOps(sdk::Plugin& p) {
             /*int32=*/false);
   p.Kernel<ConvKernel<ConvKind::kPlain, ConvPass::kForward>>("Conv2D", "CPU")
       .TypeConstraint<float>("T");
+  // TensorFlow 2.21's definition, int8 and host args included (the kernel takes float only).
+  p.Op("_FusedConv2D")
+      .Input("input: T")
+      .Input("filter: T")
+      .Input("args: TArgs")
+      .Input("host_args: num_host_args * float")
+      .Output("output: T")
+      .Attr("T: {half, float, double, int8, qint8}")
+      .Attr("TArgs: list(type) >= 1")
+      .Attr("num_args: int >= 0")
+      .Attr("num_host_args: int >= 0 = 0")
+      .Attr("strides: list(int)")
+      .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+      .Attr("explicit_paddings: list(int) = []")
+      .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+      .Attr("filter_format: {'HWIO', 'OIHW', 'OIHW_VECT_I'} = 'HWIO'")
+      .Attr("dilations: list(int) = [1, 1, 1, 1]")
+      .Attr("use_cudnn_on_gpu: bool = true")
+      .Attr("fused_ops: list(string) = []")
+      .Attr("epsilon: float = 0.0001")
+      .Attr("leakyrelu_alpha: float = 0.2")
+      .ShapeFn<&Conv2DShape>();
+  p.Kernel<FusedConvKernel>("_FusedConv2D", "CPU").TypeConstraint<float>("T");
   p.Kernel<ConvKernel<ConvKind::kPlain, ConvPass::kBackwardData>>("Conv2DBackpropInput", "CPU")
       .TypeConstraint<float>("T")
       .HostMemory("input_sizes");
-  p.Kernel<ConvKernel<ConvKind::kPlain, ConvPass::kBackwardWeights>>("Conv2DBackpropFilter",
-                                                                     "CPU")
+  p.Kernel<ConvKernel<ConvKind::kPlain, ConvPass::kBackwardWeights>>("Conv2DBackpropFilter", "CPU")
       .TypeConstraint<float>("T")
       .HostMemory("filter_sizes");
 }

@@ -2,6 +2,7 @@
 #include "onednn_conv.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "partial_shapes.h"
 
@@ -24,8 +25,26 @@ sdk::Shape FilterShape(const ConvGeometry& g, ConvKind kind) {
   return {g.h.kernel, g.w.kernel, g.c, g.o / g.c};
 }
 
-std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, ConvKind kind,
-                                                ConvPass pass) {
+// The activation of a fused epilogue as a oneDNN eltwise post-op (scale 1); none for kNone.
+void AppendActivation(const sdk::FusedEpilogue& e, dnnl::post_ops* ops) {
+  using sdk::FusedActivation;
+  switch (e.activation) {
+    case FusedActivation::kNone:
+      return;
+    case FusedActivation::kRelu:
+      return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    case FusedActivation::kRelu6:
+      return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, 0.0f, 6.0f);
+    case FusedActivation::kElu:
+      return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_elu, 1.0f, 0.0f);
+    case FusedActivation::kLeakyRelu:
+      return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, e.leakyrelu_alpha, 0.0f);
+  }
+}
+
+// `epilogue` (forward only): a bias argument and the activation as a post-op, for inference.
+std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, ConvKind kind, ConvPass pass,
+                                                const std::optional<sdk::FusedEpilogue>& epilogue) {
   auto p = std::make_unique<ConvPrimitives>();
   const memory::dims src = {g.n, g.c, g.h.in, g.w.in}, dst = {g.n, g.o, g.h.out, g.w.out};
   const memory::dims strides = {g.h.stride, g.w.stride};
@@ -37,6 +56,20 @@ std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, ConvKind 
       wei_any(WeightDims(g, kind), f32, Tag::any);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (epilogue) {
+    dnnl::primitive_attr fused_attr = attr;
+    dnnl::post_ops ops;
+    AppendActivation(*epilogue, &ops);
+    fused_attr.set_post_ops(ops);
+    memory::desc bias_md({g.o}, f32, Tag::a);
+    dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_direct, src_md, wei_any,
+                                       bias_md, dst_md, strides, dilates, pad_l, pad_r);
+    p->fwd_pd = dnnl::convolution_forward::primitive_desc(fd, fused_attr, ConvEngine());
+    p->fwd = dnnl::convolution_forward(p->fwd_pd);
+    p->scratch.resize(p->fwd_pd.scratchpad_desc().get_size());
+    return p;
+  }
   dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training,
                                      dnnl::algorithm::convolution_direct, src_md, wei_any, dst_md,
                                      strides, dilates, pad_l, pad_r);
@@ -133,7 +166,14 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
     CFX_SDK_RETURN_IF_ERROR(sdk::ConvSizesFromTensor(second, "filter_sizes", &filter_shape));
   ConvGeometry g;
   CFX_SDK_RETURN_IF_ERROR(Geometry(input_shape, filter_shape, &g));
-  sdk::Tensor grad;
+  sdk::Tensor grad, bias;
+  if (epilogue_) {
+    bias = ctx.input(2);
+    if (bias.dtype() != CFX_FLOAT || bias.shape() != sdk::Shape{g.o})
+      return sdk::InvalidArgument("the bias (args[0]) must be a float vector of the ", g.o,
+                                  " output channels, got shape ",
+                                  shape_rules::ShapeStr(bias.shape()));
+  }
   if (pass_ != ConvPass::kForward) {
     grad = ctx.input(2);
     CFX_SDK_RETURN_IF_ERROR(CheckOutBackprop(grad.shape(), filter_shape, g));
@@ -149,13 +189,19 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
           ? first.num_elements() == 0 || second.num_elements() == 0
           : grad.num_elements() == 0 ||
                 (pass_ == ConvPass::kBackwardData ? second : first).num_elements() == 0;
+  if (empty && epilogue_) {
+    sdk::FillWithActivatedBias(*epilogue_, bias.data<float>(), g.o, out.num_elements() / g.o,
+                               out.data<float>());
+    return sdk::Status();
+  }
   if (empty) {
     std::fill_n(out.data<float>(), out.num_elements(), 0.0f);
     return sdk::Status();
   }
   switch (pass_) {
     case ConvPass::kForward:
-      return Forward(g, first.data<float>(), second.data<float>(), out.data<float>());
+      return Forward(g, first.data<float>(), second.data<float>(),
+                     epilogue_ ? bias.data<float>() : nullptr, out.data<float>());
     case ConvPass::kBackwardData:
       return BackwardData(g, second.data<float>(), grad.data<float>(), out.data<float>());
     case ConvPass::kBackwardWeights:
@@ -170,7 +216,7 @@ sdk::Result<ConvPrimitives*> ConvKernelBase::Primitives(const ConvGeometry& g) {
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second.get();
   try {
-    auto p = BuildPrimitives(g, kind_, pass_);
+    auto p = BuildPrimitives(g, kind_, pass_, epilogue_);
     ConvPrimitives* raw = p.get();
     cache_.emplace(std::move(key), std::move(p));
     return raw;
@@ -198,7 +244,7 @@ memory ConvKernelBase::FilterAs(const ConvGeometry& g, float* data, const memory
 }
 
 sdk::Status ConvKernelBase::Forward(const ConvGeometry& g, const float* input, float* filter,
-                                    float* out) {
+                                    const float* bias, float* out) {
   CFX_SDK_ASSIGN_OR_RETURN(ConvPrimitives * p, Primitives(g));
   return RunOrError([&] {
     std::lock_guard<std::mutex> lock(p->mu);
@@ -215,10 +261,14 @@ sdk::Status ConvKernelBase::Forward(const ConvGeometry& g, const float* input, f
         p->filter_source = filter;
       }
     }
-    p->fwd.execute(s, {{DNNL_ARG_SRC, src},
-                       {DNNL_ARG_WEIGHTS, wei},
-                       {DNNL_ARG_DST, dst},
-                       {DNNL_ARG_SCRATCHPAD, Scratchpad(p, p->fwd_pd.scratchpad_desc())}});
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src},
+        {DNNL_ARG_WEIGHTS, wei},
+        {DNNL_ARG_DST, dst},
+        {DNNL_ARG_SCRATCHPAD, Scratchpad(p, p->fwd_pd.scratchpad_desc())}};
+    if (epilogue_)
+      args[DNNL_ARG_BIAS] = memory(p->fwd_pd.bias_desc(), ConvEngine(), const_cast<float*>(bias));
+    p->fwd.execute(s, args);
     s.wait();
   });
 }

@@ -17,8 +17,10 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <vector>
 
+#include "conflux/sdk/fused_ops.h"
 #include "conflux/sdk/window_geometry.h"
 #include "nn_ops.h"
 
@@ -54,14 +56,21 @@ struct ConvPrimitives {
 // Const, core/src/passes/const_filter.h) keeps the filter's reordered copy across steps, as
 // TensorFlow's oneDNN kernels do with is_filter_const: for a frozen model's weights the reorder
 // (every weight read and written) is otherwise paid at every step.
+// A forward pass with an epilogue (_FusedConv2D) adds its third input, the bias, in the
+// primitive and applies the activation as a oneDNN eltwise post-op, while the output is still
+// in cache, instead of two more passes over it.
 class ConvKernelBase {
  public:
   ConvKernelBase(ConvKind kind, ConvPass pass) : kind_(kind), pass_(pass) {}
   sdk::Status Init(const sdk::KernelInit& init);
-  // Inputs: forward (input, filter), backward data (input_sizes, filter, out_backprop), backward
-  // weights (input, filter_sizes, out_backprop); one output, fully written. Bad shapes or attrs
-  // are InvalidArgument, a oneDNN failure Internal.
+  // Inputs: forward (input, filter; then the bias with an epilogue), backward data (input_sizes,
+  // filter, out_backprop), backward weights (input, filter_sizes, out_backprop); one output,
+  // fully written. Bad shapes or attrs are InvalidArgument, a oneDNN failure Internal.
   sdk::Status Compute(sdk::KernelContext& ctx);
+
+ protected:
+  // Makes the forward pass fused; called by the fused op's Init before any Compute.
+  void set_epilogue(const sdk::FusedEpilogue& e) { epilogue_ = e; }
 
  private:
   sdk::Status Geometry(const sdk::Shape& input, const sdk::Shape& filter,
@@ -75,7 +84,9 @@ class ConvKernelBase {
   dnnl::memory FilterAs(const sdk::ConvGeometry& g, float* data, const dnnl::memory::desc& want,
                         dnnl::stream& s) const;
   dnnl::memory::desc UserFilterDesc(const sdk::ConvGeometry& g) const;
-  sdk::Status Forward(const sdk::ConvGeometry& g, const float* input, float* filter, float* out);
+  // `bias` (g.o values) is read only with an epilogue.
+  sdk::Status Forward(const sdk::ConvGeometry& g, const float* input, float* filter,
+                      const float* bias, float* out);
   sdk::Status BackwardData(const sdk::ConvGeometry& g, const float* filter, const float* grad,
                            float* out);
   sdk::Status BackwardWeights(const sdk::ConvGeometry& g, const float* input, const float* grad,
@@ -85,6 +96,7 @@ class ConvKernelBase {
   const ConvPass pass_;
   sdk::WindowAttrs attrs_;
   bool filter_const_ = false;
+  std::optional<sdk::FusedEpilogue> epilogue_;
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<ConvPrimitives>> cache_;
 };

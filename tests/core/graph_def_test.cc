@@ -531,10 +531,23 @@ TEST(TensorProto, ShapeMustBeFullyDefinedAndValid) {
   ExpectDecodeError("dtype: DT_FLOAT tensor_shape { unknown_rank: true }", Code::kInvalidArgument,
                     "fully defined");
   ExpectDecodeError("dtype: DT_FLOAT tensor_shape { dim { size: -2 } }", Code::kInvalidArgument,
-                    "size -2");
+                    "fully defined");
   ExpectDecodeError(
       "dtype: DT_FLOAT tensor_shape { dim { size: 4294967296 } dim { size: 4294967296 } }",
       Code::kInvalidArgument, "2^63");
+}
+
+// Grappler records symbolic dimensions (-2, -3, ...) in shape attrs such as `_input_shapes`;
+// they read as unknown.
+TEST(GraphDefText, SymbolicDimensionsAreUnknown) {
+  GraphDef g = ParseOk(
+      "node { name: 'n' op: 'NoOp' attr { key: '_input_shapes' value { list { shape { "
+      "dim { size: -2 } dim { size: 3 } dim { size: -7 } } } } } }",
+      GraphFormat::kText);
+  ASSERT_EQ(g.node.size(), 1u);
+  const AttrValue& shapes = g.node[0].attr.at("_input_shapes");
+  ASSERT_EQ(shapes.list.shape.size(), 1u);
+  EXPECT_EQ(shapes.list.shape[0].dims(), (std::vector<int64_t>{-1, 3, -1}));
 }
 
 TEST(TensorProto, HugeFillIsRefusedBeforeAllocating) {

@@ -188,13 +188,13 @@ TEST(AbiLayout, HostApi) {
 }
 
 // The tables as released in minor 3 (struct_size, then one pointer per function), the
-// transport table's functions appended in minor 4, and the kernel table's file functions
-// appended after it.
+// transport table's functions appended in minor 4, and the kernel table's file functions and
+// the attr table's string-list reader appended after it.
 TEST(AbiLayout, HostTables) {
   constexpr size_t kPtr = sizeof(void*);
   EXPECT_EQ(sizeof(cfx_host_core_api), (1 + 6) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_registration_api), (1 + 14) * kPtr);
-  EXPECT_EQ(sizeof(cfx_host_attr_api), (1 + 13) * kPtr);
+  EXPECT_EQ(sizeof(cfx_host_attr_api), (1 + 14) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_shape_api), (1 + 7) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_tensor_api), (1 + 11) * kPtr);
   EXPECT_EQ(sizeof(cfx_host_kernel_api), (1 + 24) * kPtr);
@@ -205,6 +205,7 @@ TEST(AbiLayout, HostTables) {
   EXPECT_EQ(offsetof(cfx_host_core_api, log), 6 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_registration_api, register_gradient), 14 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_attr_api, get_tensor), 13 * kPtr);
+  EXPECT_EQ(offsetof(cfx_host_attr_api, get_string_list_item), 14 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_shape_api, set_output), 7 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_tensor_api, new_host), 11 * kPtr);
   EXPECT_EQ(offsetof(cfx_host_kernel_api, set_output_reshaped), 7 * kPtr);

@@ -105,6 +105,8 @@ struct Config {
   // Graph optimizations run once per (feeds, fetches, targets) signature.
   bool common_subexpression_elimination = true;
   bool constant_folding = true;
+  // TensorFlow's remapper: Conv2D/MatMul + BiasAdd (+ activation) into one fused CPU node.
+  bool remapping = true;
   // Placement cost model: "static" (FLOP and byte estimates) or "measured" (refined from the
   // step stats of earlier runs).
   std::string placement_cost_model = "measured";

@@ -253,12 +253,10 @@ StatusOr<PartialTensorShape> PartialShapeFromProto(const pb::TensorShapeProto& p
                                    kMaxRank);
   std::vector<int64_t> dims;
   dims.reserve(proto.dim_size());
-  for (const pb::TensorShapeProto::Dim& dim : proto.dim()) {
-    if (dim.size() < kUnknownDim)
-      return errors::InvalidArgument("dimension ", dims.size(), " has size ", dim.size(),
-                                     " (sizes are >= 0, or -1 for unknown)");
-    dims.push_back(dim.size());
-  }
+  // TensorFlow's grappler writes symbolic dimensions (-2, -3, ...: unknown, but equal where the
+  // number is) in the shapes it records (`_input_shapes`); here they are simply unknown.
+  for (const pb::TensorShapeProto::Dim& dim : proto.dim())
+    dims.push_back(dim.size() < kUnknownDim ? kUnknownDim : dim.size());
   return PartialTensorShape::Make(std::move(dims));  // the known dims' product fits int64
 }
 

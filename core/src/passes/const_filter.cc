@@ -29,7 +29,8 @@ int MarkConstantFilters(GraphDef* graph) {
   };
   int marked = 0;
   for (NodeDef& n : graph->node) {
-    const bool convolution = n.op == "Conv2D" || n.op == "DepthwiseConv2dNative";
+    const bool convolution =
+        n.op == "Conv2D" || n.op == "_FusedConv2D" || n.op == "DepthwiseConv2dNative";
     if (!convolution || n.input.size() < 2) continue;
     const NodeDef* filter = source(n.input[1]);
     if (filter == nullptr || filter->op != "Const") continue;

@@ -458,10 +458,11 @@ class Parser {
   }
 
   Status ParseOptimizer(const Located& at, Config* config) const {
-    return ForEachEntry(at, {"common_subexpression_elimination", "constant_folding"},
+    return ForEachEntry(at, {"common_subexpression_elimination", "constant_folding", "remapping"},
                         [&](const Entry& e) -> Status {
                           if (e.key == "constant_folding")
                             return Bool(e.value, &config->constant_folding);
+                          if (e.key == "remapping") return Bool(e.value, &config->remapping);
                           return Bool(e.value, &config->common_subexpression_elimination);
                         });
   }

@@ -90,6 +90,16 @@ void AttrGetTypeList(const cfx_attrs* a, const char* name, cfx_dtype* out, int64
                      cfx_status* s) {
   if (auto* v = FindList(a, name, s)) CopyList(a, name, v->list.type, out, max, s);
 }
+void AttrGetStringListItem(const cfx_attrs* a, const char* name, int64_t index,
+                           const char** data, size_t* size, cfx_status* s) {
+  const AttrValue* v = FindList(a, name, s);
+  if (v == nullptr) return;
+  if (index < 0 || index >= static_cast<int64_t>(v->list.s.size()))
+    return SetError(s, errors::OutOfRange("node ", a->node->name, ": attr '", name, "' has ",
+                                          v->list.s.size(), " strings; asked for element ", index));
+  *data = v->list.s[static_cast<size_t>(index)].data();
+  *size = v->list.s[static_cast<size_t>(index)].size();
+}
 cfx_tensor* AttrGetTensor(const cfx_attrs* a, const char* name, cfx_status* s) {
   auto* v = FindAttr(a, name, AttrValue::Kind::kTensor, "tensor", s);
   return v ? ToHandle(new Tensor(v->tensor)) : nullptr;
@@ -112,6 +122,7 @@ const cfx_host_attr_api* HostAttrApi() {
     a->get_float_list = AttrGetFloatList;
     a->get_type_list = AttrGetTypeList;
     a->get_tensor = AttrGetTensor;
+    a->get_string_list_item = AttrGetStringListItem;
   });
 }
 

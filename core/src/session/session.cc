@@ -13,6 +13,7 @@
 #include "distributed/remote_rendezvous.h"
 #include "runtime/copy_tensor.h"
 #include "passes/const_filter.h"
+#include "passes/remapper.h"
 #include "passes/lower_functions.h"
 #include "runtime/executor.h"
 #include "session/collectives.h"
@@ -165,8 +166,11 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
       if (frame_nodes.count(n.name)) n.device = runtime->task_name();
   }
   CFX_RETURN_IF_ERROR(OptimizeForRun(*runtime, pruned, targets, &pruned.graph));
-  MarkConstantFilters(&pruned.graph);
   std::vector<Device*> devices = runtime->cluster_devices();
+  if (runtime->config().remapping)
+    FuseContractions(&pruned.graph, {targets.begin(), targets.end()},
+                     CpuOnlyPredicate(devices, runtime->ops(), runtime->kernels()));
+  MarkConstantFilters(&pruned.graph);
   std::unique_lock<std::mutex> placing(placement_mu);
   PlaceStatefulNodes(graph_copy, devices, chief ? &*chief : nullptr);
   for (NodeDef& n : pruned.graph.node)

@@ -85,6 +85,11 @@ typedef struct cfx_host_attr_api {
                         cfx_status* s);
   /* A tensor attr as a new owned host tensor handle. */
   cfx_tensor* (*get_tensor)(const cfx_attrs* a, const char* name, cfx_status* s);
+
+  /* Element `index` of a list(string) attr (TensorFlow's `fused_ops`), as get_string gives a
+   * string; OUT_OF_RANGE past the end (appended after minor 4: check CFX_HAS_FIELD). */
+  void (*get_string_list_item)(const cfx_attrs* a, const char* name, int64_t index,
+                               const char** data, size_t* size, cfx_status* s);
 } cfx_host_attr_api;
 
 /* ---- shape ------------------------------------------------------------------------------ */

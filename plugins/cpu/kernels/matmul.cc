@@ -90,6 +90,7 @@ class EigenMatMulKernel {
 
 void RegisterMatMulKernels(sdk::Plugin& p) {
   RegisterOneDnnMatMulKernel(p);
+  RegisterFusedMatMulKernel(p);
   RegisterForTypes<EigenMatMulKernel, double, int32_t, int64_t>(p, "MatMul");
 }
 

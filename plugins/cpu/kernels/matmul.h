@@ -37,8 +37,10 @@ struct MatMulCall {
 // there is nothing to multiply. Errors are the check's or the allocation's.
 sdk::Result<MatMulCall> BeginMatMul(sdk::KernelContext& ctx, const MatMulAttrs& attrs);
 
-// The float MatMul kernel (matmul_onednn.cc); called by RegisterMatMulKernels.
+// The float MatMul kernel (matmul_onednn.cc) and _FusedMatMul's (fused_matmul.cc); called by
+// RegisterMatMulKernels.
 void RegisterOneDnnMatMulKernel(sdk::Plugin& p);
+void RegisterFusedMatMulKernel(sdk::Plugin& p);
 
 }  // namespace cfx::cpu
 

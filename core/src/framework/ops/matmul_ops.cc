@@ -1,6 +1,6 @@
 // MatMul: the product of two matrices, either of which may be transposed first; TensorFlow's
 // definition, including the grad_a/grad_b hints that graphs from TensorFlow >= 2.13 carry (they
-// do not change the result).
+// do not change the result). _FusedMatMul: the same with a bias and an activation fused in.
 #include <string>
 
 #include "conflux/shape_inference.h"
@@ -51,6 +51,23 @@ void RegisterMatMulOps(OpRegistry* r) {
                        .Attr("grad_b: bool = false")
                        .SetShapeFn(MatMulShape)
                        .Summary("Product of matrices a and b, each optionally transposed."));
+  // TensorFlow's internal MatMul + BiasAdd (+ activation), as its grappler and the remapper pass
+  // (passes/remapper.h) write it; TensorFlow 2.21's definition.
+  r->RegisterOrDie(OpDefBuilder("_FusedMatMul")
+                       .Input("a: T")
+                       .Input("b: T")
+                       .Input("args: num_args * T")
+                       .Output("product: T")
+                       .Attr("transpose_a: bool = false")
+                       .Attr("transpose_b: bool = false")
+                       .Attr("T: {bfloat16, half, float}")
+                       .Attr("num_args: int >= 0")
+                       .Attr("fused_ops: list(string) = []")
+                       .Attr("epsilon: float = 0.0001")
+                       .Attr("leakyrelu_alpha: float = 0.2")
+                       .SetShapeFn(MatMulShape)
+                       .Summary("MatMul with fused_ops (BiasAdd, then an activation) applied to "
+                                "its product."));
 }
 
 }  // namespace cfx::internal

@@ -268,6 +268,26 @@ class Attrs {
   Status Get(const char* name, std::vector<cfx_dtype>* out) const {
     return GetList(Host().attr->get_type_list, name, out);
   }
+  // A list(string) attr; Unimplemented on a host older than the function that reads one.
+  Status Get(const char* name, std::vector<std::string>* out) const {
+    const cfx_host_attr_api* attr = Host().attr;
+    if (!CFX_HAS_FIELD(attr, cfx_host_attr_api, get_string_list_item) ||
+        attr->get_string_list_item == nullptr)
+      return Unimplemented("the host cannot read list(string) attrs such as '", name, "'");
+    int64_t n = 0;
+    HostStatus s;
+    attr->get_list_size(a_, name, &n, s.get());
+    CFX_SDK_RETURN_IF_ERROR(s.ToStatus());
+    out->clear();
+    for (int64_t i = 0; i < n; ++i) {
+      const char* data = nullptr;
+      size_t size = 0;
+      attr->get_string_list_item(a_, name, i, &data, &size, s.get());
+      CFX_SDK_RETURN_IF_ERROR(s.ToStatus());
+      out->emplace_back(data, size);
+    }
+    return Status();
+  }
   Status Get(const char* name, PartialShape* out) const {
     constexpr int kMaxRank = 64;
     int64_t dims[kMaxRank];

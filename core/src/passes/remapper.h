@@ -1,0 +1,50 @@
+// FuseContractions: TensorFlow's remapper for the CPU. A Conv2D or MatMul followed by BiasAdd,
+// and optionally by Relu, Relu6, Elu or LeakyRelu, becomes one `_FusedConv2D` / `_FusedMatMul`
+// node (TensorFlow's internal ops and attrs: `fused_ops`, `num_args`, `leakyrelu_alpha`,
+// `epsilon`; `TArgs` for the convolution), whose CPU kernel adds the bias and applies the
+// activation inside the oneDNN primitive instead of reading and writing the whole output two
+// more times. A pure function of the graph and of the predicate it is given.
+//
+// A pattern is fused only when
+//   - every intermediate output (the contraction's, the BiasAdd's before an activation) has
+//     exactly one consumer, the next node of the pattern, and no control consumer, and no node
+//     of the pattern but the last is in `keep` (fetched, fed or targeted nodes);
+//   - the nodes agree on dtype `T` and requested device, the convolution is NHWC;
+//   - `runs_fused_on_cpu(fused, parts)` says the fused node would run on a CPU (the session's
+//     predicate, CpuOnlyPredicate: no other device type could take any of the parts, and a CPU
+//     has a kernel for the fused node).
+// The fused node takes the last node's name (its consumers are unchanged), the contraction's
+// inputs and device and its attrs (internal `_` ones included, so `_filter_const` carries
+// over), and every control input of the parts.
+#ifndef CONFLUX_CORE_SRC_PASSES_REMAPPER_H_
+#define CONFLUX_CORE_SRC_PASSES_REMAPPER_H_
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "conflux/device.h"
+#include "conflux/graph_def.h"
+#include "conflux/kernel_registry.h"
+#include "conflux/op_def.h"
+
+namespace cfx {
+
+// Whether `fused`, which replaces `parts` (contraction first), would run on a CPU.
+using FusionPredicate =
+    std::function<bool(const NodeDef& fused, const std::vector<const NodeDef*>& parts)>;
+
+// Fuses the patterns above in `graph`; returns how many fused nodes it made.
+int FuseContractions(GraphDef* graph, const std::set<std::string>& keep,
+                     const FusionPredicate& runs_fused_on_cpu);
+
+// The session's predicate over `devices` (which, like the registries, must outlive it): true
+// when a CPU device that the contraction's requested device matches has a kernel for `fused`
+// and no matching device of another type has a kernel for any of the parts.
+FusionPredicate CpuOnlyPredicate(const std::vector<Device*>& devices, const OpRegistry& ops,
+                                 const KernelRegistry& kernels);
+
+}  // namespace cfx
+
+#endif  // CONFLUX_CORE_SRC_PASSES_REMAPPER_H_

@@ -1,0 +1,86 @@
+// The epilogue of TensorFlow's fused contractions, _FusedConv2D and _FusedMatMul, as their CPU
+// kernels read it from the attrs `fused_ops`, `num_args` and `leakyrelu_alpha`: a bias added per
+// output channel, then optionally an activation. TensorFlow's grappler writes these nodes for
+// the CPU, and Conflux's own remapper pass (core/src/passes/remapper.h) writes the same ones.
+// Pure: thread-safe.
+#ifndef CONFLUX_SDK_FUSED_OPS_H_
+#define CONFLUX_SDK_FUSED_OPS_H_
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "conflux/sdk/status.h"
+#include "conflux/sdk/tensor.h"
+
+namespace cfx::sdk {
+
+enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
+
+struct FusedEpilogue {
+  FusedActivation activation = FusedActivation::kNone;
+  float leakyrelu_alpha = 0.2f;  // the negative slope of kLeakyRelu
+};
+
+// fused_ops = ["BiasAdd"] or ["BiasAdd", one of Relu, Relu6, Elu, LeakyRelu], with num_args = 1
+// (the bias). Other combinations that TensorFlow defines (FusedBatchNorm, Tanh, Sigmoid, ...)
+// are Unimplemented naming the node and what it asks for.
+inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs) {
+  std::vector<std::string> ops;
+  CFX_SDK_RETURN_IF_ERROR(attrs.Get("fused_ops", &ops));
+  int64_t num_args = 0;
+  CFX_SDK_RETURN_IF_ERROR(attrs.Get("num_args", &num_args));
+  FusedEpilogue e;
+  CFX_SDK_RETURN_IF_ERROR(attrs.GetOr("leakyrelu_alpha", &e.leakyrelu_alpha, 0.2f));
+  const std::pair<const char*, FusedActivation> kActivations[] = {
+      {"Relu", FusedActivation::kRelu},
+      {"Relu6", FusedActivation::kRelu6},
+      {"Elu", FusedActivation::kElu},
+      {"LeakyRelu", FusedActivation::kLeakyRelu}};
+  bool known = !ops.empty() && ops.size() <= 2 && ops[0] == "BiasAdd" && num_args == 1;
+  if (known && ops.size() == 2) {
+    known = false;
+    for (const auto& [name, activation] : kActivations) {
+      if (ops[1] != name) continue;
+      e.activation = activation;
+      known = true;
+    }
+  }
+  if (known) return e;
+  std::string asked;
+  for (const std::string& op : ops) asked += (asked.empty() ? "" : ", ") + op;
+  return Unimplemented("node ", attrs.node_name(), " fuses [", asked, "] with num_args ", num_args,
+                       "; the CPU kernel fuses BiasAdd (one arg), optionally followed by Relu, "
+                       "Relu6, Elu or LeakyRelu");
+}
+
+// The activation of `e` on one value, as the unfused ops compute it (NaN stays NaN). For the
+// rare outputs a kernel fills without its library (an empty contraction: the bias alone).
+inline float ApplyFusedActivation(const FusedEpilogue& e, float v) {
+  switch (e.activation) {
+    case FusedActivation::kNone:
+      return v;
+    case FusedActivation::kRelu:
+      return v < 0.0f ? 0.0f : v;
+    case FusedActivation::kRelu6:
+      return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+    case FusedActivation::kElu:
+      return v < 0.0f ? std::expm1(v) : v;
+    case FusedActivation::kLeakyRelu:
+      return v > 0.0f || std::isnan(v) ? v : v * e.leakyrelu_alpha;
+  }
+  return v;
+}
+
+// Fills `out` (rows of `channels`) with the activation of the bias: the fused op's result when
+// the contraction sums nothing (an empty input channel or inner dimension).
+inline void FillWithActivatedBias(const FusedEpilogue& e, const float* bias, int64_t channels,
+                                  int64_t rows, float* out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < channels; ++c) out[r * channels + c] = ApplyFusedActivation(e, bias[c]);
+}
+
+}  // namespace cfx::sdk
+
+#endif  // CONFLUX_SDK_FUSED_OPS_H_

@@ -1,0 +1,254 @@
+// _FusedConv2D and _FusedMatMul on CPU: each fused kernel against the unfused composition
+// (Conv2D or MatMul, then BiasAdd, then the activation, each through its own kernel) for every
+// epilogue, geometries with padding, strides and dilation, transposes, the empty contraction and
+// bad input; whole graphs run with and without the remapper pass (config `remapping`), which
+// must agree and differ in the nodes their partitions hold; and a graph TensorFlow fused.
+//
+// Tolerance: the fused primitive sums the same products as the unfused one but may be another
+// oneDNN implementation (another summation order) and adds the bias before the sum is rounded
+// to float; with these inputs (|x| <= 3, up to 45 products) partial sums stay below ~300, whose
+// float ulp is 3e-5, so the two agree within a few of those ulps: 2e-4 absolute, 1e-5 relative.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "conflux/graph_def.h"
+#include "conflux/runtime.h"
+#include "conflux/session.h"
+#include "conv_reference.h"
+#include "graph_builder.h"
+#include "nn_test_util.h"
+
+namespace cfx {
+namespace {
+
+using namespace test;  // NOLINT
+
+constexpr double kAtol = 2e-4, kRtol = 1e-5;
+
+struct Epilogue {
+  std::string activation;  // "" = BiasAdd only
+  float alpha = 0.2f;      // LeakyRelu's
+};
+
+const std::vector<Epilogue> kEpilogues = {
+    {""}, {"Relu"}, {"Relu6"}, {"Elu"}, {"LeakyRelu", 0.3f}, {"LeakyRelu", 0.2f}};
+
+std::vector<std::string> FusedOpsOf(const Epilogue& e) {
+  if (e.activation.empty()) return {"BiasAdd"};
+  return {"BiasAdd", e.activation};
+}
+
+void SetEpilogueAttrs(const Epilogue& e, NodeDef* n) {
+  n->attr["fused_ops"] = AttrValue::StringList(FusedOpsOf(e));
+  n->attr["num_args"] = AttrValue::Int(1);
+  n->attr["leakyrelu_alpha"] = AttrValue::Float(e.alpha);
+}
+
+// BiasAdd then the activation of `e`, each through its own kernel.
+Tensor Unfused(const Epilogue& e, const Tensor& product, const Tensor& bias) {
+  Tensor y = RunNodeOk(MakeNode("BiasAdd", 2, {{"T", AttrValue::Type(DT_FLOAT)}}), {product, bias});
+  if (e.activation.empty()) return y;
+  NodeDef act = MakeNode(e.activation, 1, {{"T", AttrValue::Type(DT_FLOAT)}});
+  if (e.activation == "LeakyRelu") act.attr["alpha"] = AttrValue::Float(e.alpha);
+  return RunNodeOk(act, {y});
+}
+
+NodeDef FusedConvNode(const Conv& c, const Epilogue& e) {
+  NodeDef n = ConvolutionNode("_FusedConv2D", 3, c.stride, c.dilation, c.padding, c.explicit_pad);
+  n.attr["TArgs"] = AttrValue::TypeList({DT_FLOAT});
+  SetEpilogueAttrs(e, &n);
+  return n;
+}
+
+TEST(FusedConv2D, MatchesConv2DThenBiasAddThenActivation) {
+  const std::vector<Conv> configs = {
+      {2, 7, 6, 3, 3, 3, 4, 1, 1, "SAME"},  {3, 9, 8, 2, 5, 5, 3, 2, 1, "SAME"},
+      {2, 8, 9, 3, 2, 3, 2, 2, 1, "VALID"}, {1, 11, 10, 2, 3, 3, 2, 1, 2, "SAME"},
+      {2, 6, 7, 8, 1, 1, 5, 1, 1, "VALID"}, {1, 6, 6, 2, 3, 3, 2, 1, 1, "EXPLICIT", {1, 2, 0, 3}},
+  };
+  for (const Conv& c : configs) {
+    const Tensor x = MakeTensor<float>({c.n, c.h, c.w, c.c}, Ramp<float>(c.n * c.h * c.w * c.c));
+    const Tensor w =
+        MakeTensor<float>({c.kh, c.kw, c.c, c.o}, Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0));
+    const Tensor bias = MakeTensor<float>({c.o}, Ramp<float>(c.o, 4.0));
+    const Tensor conv = RunNodeOk(
+        ConvolutionNode("Conv2D", 2, c.stride, c.dilation, c.padding, c.explicit_pad), {x, w});
+    for (const Epilogue& e : kEpilogues) {
+      SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride) + " " + e.activation);
+      ExpectTensorNear(Unfused(e, conv, bias), RunNodeOk(FusedConvNode(c, e), {x, w, bias}), kAtol,
+                       kRtol);
+    }
+  }
+}
+
+NodeDef FusedMatMulNode(bool transpose_a, bool transpose_b, const Epilogue& e) {
+  NodeDef n = MakeNode("_FusedMatMul", 3,
+                       {{"T", AttrValue::Type(DT_FLOAT)},
+                        {"transpose_a", AttrValue::Bool(transpose_a)},
+                        {"transpose_b", AttrValue::Bool(transpose_b)}});
+  SetEpilogueAttrs(e, &n);
+  return n;
+}
+
+TEST(FusedMatMul, MatchesMatMulThenBiasAddThenActivation) {
+  const int64_t m = 5, k = 7, n = 4;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const Tensor a =
+          MakeTensor<float>(ta ? TensorShape({k, m}) : TensorShape({m, k}), Ramp<float>(m * k));
+      const Tensor b = MakeTensor<float>(tb ? TensorShape({n, k}) : TensorShape({k, n}),
+                                         Ramp<float>(k * n, 1.5));
+      const Tensor bias = MakeTensor<float>({n}, Ramp<float>(n, 4.0));
+      const Tensor product = RunNodeOk(MakeNode("MatMul", 2,
+                                                {{"T", AttrValue::Type(DT_FLOAT)},
+                                                 {"transpose_a", AttrValue::Bool(ta)},
+                                                 {"transpose_b", AttrValue::Bool(tb)}}),
+                                       {a, b});
+      for (const Epilogue& e : kEpilogues) {
+        SCOPED_TRACE(std::string(ta ? "aT " : "a ") + (tb ? "bT " : "b ") + e.activation);
+        ExpectTensorNear(Unfused(e, product, bias),
+                         RunNodeOk(FusedMatMulNode(ta, tb, e), {a, b, bias}), kAtol, kRtol);
+      }
+    }
+  }
+}
+
+// With nothing to sum (k = 0, or no input channels) the result is the activated bias.
+TEST(FusedContraction, EmptySumsGiveTheActivatedBias) {
+  const Tensor bias = MakeTensor<float>({3}, {-2.0f, 0.5f, 8.0f});
+  const Epilogue relu6{"Relu6"};
+  const Tensor expected = MakeTensor<float>({2, 3}, {0.0f, 0.5f, 6.0f, 0.0f, 0.5f, 6.0f});
+  ExpectTensorNear(expected,
+                   RunNodeOk(FusedMatMulNode(false, false, relu6),
+                             {Tensor(DT_FLOAT, TensorShape({2, 0})),
+                              Tensor(DT_FLOAT, TensorShape({0, 3})), bias}),
+                   0, 0);
+  const Conv c{1, 1, 2, 0, 1, 1, 3, 1, 1, "VALID"};
+  const Tensor conv =
+      RunNodeOk(FusedConvNode(c, relu6), {Tensor(DT_FLOAT, TensorShape({1, 1, 2, 0})),
+                                          Tensor(DT_FLOAT, TensorShape({1, 1, 0, 3})), bias});
+  ExpectTensorNear(MakeTensor<float>({1, 1, 2, 3}, {0.0f, 0.5f, 6.0f, 0.0f, 0.5f, 6.0f}), conv, 0,
+                   0);
+}
+
+TEST(FusedContraction, BadBiasesAndUnsupportedEpiloguesAreErrors) {
+  const Tensor a = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  const Tensor x = MakeTensor<float>({1, 2, 2, 2}, Ramp<float>(8));
+  const Tensor w = MakeTensor<float>({1, 1, 2, 2}, {1, 0, 0, 1});
+  const Tensor wrong_bias = MakeTensor<float>({3}, {1, 2, 3});
+  const Conv c{1, 2, 2, 2, 1, 1, 2, 1, 1, "VALID"};
+  ExpectError(RunKernelOnly(FusedMatMulNode(false, false, {"Relu"}), {a, a, wrong_bias}),
+              Code::kInvalidArgument, "bias");
+  ExpectError(RunKernelOnly(FusedConvNode(c, {"Relu"}), {x, w, wrong_bias}), Code::kInvalidArgument,
+              "bias");
+  const Tensor bias = MakeTensor<float>({2}, {1, 2});
+  for (const std::vector<std::string>& ops : std::vector<std::vector<std::string>>{
+           {"BiasAdd", "Tanh"}, {"FusedBatchNorm"}, {"Relu"}, {"BiasAdd", "Relu", "Relu"}}) {
+    NodeDef mm = FusedMatMulNode(false, false, {""});
+    mm.attr["fused_ops"] = AttrValue::StringList(ops);
+    ExpectError(RunNode(mm, {a, a, bias}), Code::kUnimplemented, ops[0]);
+    NodeDef conv = FusedConvNode(c, {""});
+    conv.attr["fused_ops"] = AttrValue::StringList(ops);
+    ExpectError(RunNode(conv, {x, w, bias}), Code::kUnimplemented, "fuses");
+  }
+  NodeDef oihw = FusedConvNode(c, {"Relu"});
+  oihw.attr["filter_format"] = AttrValue::String("OIHW");
+  ExpectError(RunNode(oihw, {x, w, bias}), Code::kUnimplemented, "OIHW");
+}
+
+// A small CNN + MLP head written as TensorFlow's Keras layers write them: the session fuses
+// every conv and dense layer when remapping is on, none when it is off, and both give the same
+// values.
+TEST(Remapping, GraphsWithAndWithoutFusionAgree) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  auto conv = [&](const std::string& name, const std::string& in, int64_t c, int64_t o,
+                  const std::string& activation) {
+    b.Const(name + "/w", MakeTensor<float>({3, 3, c, o}, Ramp<float>(9 * c * o, 0.5)));
+    b.Const(name + "/b", MakeTensor<float>({o}, Ramp<float>(o, 1.0)));
+    b.Op(name + "/conv", "Conv2D", {in, name + "/w"},
+         {{"T", f},
+          {"strides", AttrValue::IntList({1, 1, 1, 1})},
+          {"padding", AttrValue::String("SAME")}});
+    b.Op(name + "/bias", "BiasAdd", {name + "/conv", name + "/b"}, {{"T", f}});
+    b.Op(name, activation, {name + "/bias"}, {{"T", f}});
+  };
+  conv("c1", "x", 2, 4, "Relu");
+  conv("c2", "c1", 4, 3, "Relu6");
+  b.Const("shape", MakeTensor<int32_t>({2}, {2, 75}));
+  b.Op("flat", "Reshape", {"c2", "shape"}, {{"T", f}, {"Tshape", AttrValue::Type(DT_INT32)}});
+  b.Const("d1/w", MakeTensor<float>({75, 6}, Ramp<float>(75 * 6, 0.2)));
+  b.Const("d1/b", MakeTensor<float>({6}, Ramp<float>(6, 1.0)));
+  b.Op("d1/mm", "MatMul", {"flat", "d1/w"}, {{"T", f}});
+  b.Op("d1/bias", "BiasAdd", {"d1/mm", "d1/b"}, {{"T", f}});
+  b.Op("d1", "Elu", {"d1/bias"}, {{"T", f}});
+  b.Const("d2/w", MakeTensor<float>({6, 3}, Ramp<float>(18, 0.5)));
+  b.Const("d2/b", MakeTensor<float>({3}, Ramp<float>(3, 1.0)));
+  b.Op("d2/mm", "MatMul", {"d1", "d2/w"}, {{"T", f}});
+  b.Op("logits", "BiasAdd", {"d2/mm", "d2/b"}, {{"T", f}});
+  const Tensor x = MakeTensor<float>({2, 5, 5, 2}, Ramp<float>(100));
+
+  Config config = Config::Default();
+  config.plugin_paths.insert(config.plugin_paths.begin(), BuildPluginDir());
+  config.remapping = false;
+  StatusOr<std::unique_ptr<Runtime>> unfused_runtime = Runtime::Create(config);
+  ASSERT_TRUE(unfused_runtime.ok()) << unfused_runtime.status();
+  std::vector<Tensor> results[2];
+  int fused_nodes[2] = {0, 0};
+  Runtime* runtimes[2] = {&TestRuntime(), unfused_runtime->get()};
+  for (int r = 0; r < 2; ++r) {
+    StatusOr<std::unique_ptr<Session>> session = Session::Create(runtimes[r], b.graph());
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunMetadata metadata;
+    ASSERT_OK((*session)->Run(RunOptions(), {{"x", x}}, {"logits", "c2", "d1"}, {}, &results[r],
+                              &metadata));
+    for (const auto& [device, part] : metadata.partition_graphs)
+      for (const NodeDef& n : part.node)
+        fused_nodes[r] += n.op == "_FusedConv2D" || n.op == "_FusedMatMul";
+  }
+  // Fetched nodes that end a pattern (c2, d1) keep their names: they are fused too.
+  EXPECT_EQ(fused_nodes[0], 4);
+  EXPECT_EQ(fused_nodes[1], 0);
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectTensorNear(results[1][i], results[0][i], kAtol, kRtol);
+  }
+}
+
+// A graph that TensorFlow's grappler fused (tests/fixtures/tf/make_fused_graph.py): every
+// activation after Conv2D and MatMul, as _FusedConv2D and _FusedMatMul nodes TensorFlow wrote,
+// gives TensorFlow's results. TensorFlow computed them unfused with its own kernels, another
+// summation order: the tolerance above holds (outputs here are below ~10).
+TEST(Remapping, GraphsThatTensorFlowFusedRun) {
+  StatusOr<GraphDef> graph =
+      ReadGraphDefFile(std::string(CONFLUX_SOURCE_DIR) + "/tests/fixtures/tf/fused_graph.pbtxt");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  Tensor x;
+  std::vector<std::string> outputs, expected;
+  int fused = 0;
+  for (const NodeDef& n : graph->node) {
+    fused += n.op == "_FusedConv2D" || n.op == "_FusedMatMul";
+    if (n.name == "x/value") x = n.attr.at("value").tensor;
+    const size_t at = n.name.rfind("/expected");
+    if (at == std::string::npos) continue;
+    expected.push_back(n.name);
+    outputs.push_back(n.name.substr(0, at) + "/output");
+  }
+  EXPECT_EQ(fused, 10);
+  ASSERT_EQ(outputs.size(), 10u);
+  StatusOr<std::unique_ptr<Session>> session = Session::Create(&TestRuntime(), *graph);
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::vector<Tensor> got, want;
+  ASSERT_OK((*session)->Run({{"x", x}}, outputs, {}, &got));
+  ASSERT_OK((*session)->Run({}, expected, {}, &want));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    SCOPED_TRACE(outputs[i]);
+    ExpectTensorNear(want[i], got[i], kAtol, kRtol);
+  }
+}
+
+}  // namespace
+}  // namespace cfx
