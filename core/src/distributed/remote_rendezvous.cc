@@ -203,6 +203,10 @@ void RemoteRendezvous::SendRemote(Transport* transport, const std::shared_ptr<Sh
   };
   if (v.is_dead) {
     transport->Send(peer, wire_key, meta, nullptr, 0, std::move(done));
+  } else if (v.tensor.dtype() == DT_VARIANT) {
+    // A TensorList or other variant holds host objects that have no wire form.
+    done(errors::Unimplemented("a variant tensor (", v.tensor.DebugString(1),
+                               ") cannot be sent to another process"));
   } else if (v.tensor.dtype() == DT_STRING) {
     auto bytes = std::make_shared<std::string>(EncodeStrings(v.tensor));
     transport->Send(peer, wire_key, meta, bytes->data(), bytes->size(),

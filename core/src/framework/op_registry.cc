@@ -295,6 +295,7 @@ void RegisterStandardOps(OpRegistry* registry) {
   internal::RegisterTrainingOps(registry);
   internal::RegisterGradientOps(registry);
   internal::RegisterDataFlowOps(registry);
+  internal::RegisterListOps(registry);
   internal::RegisterCollectiveOps(registry);
   internal::RegisterControlFlowOps(registry);
 }

@@ -8,14 +8,18 @@
 #include <new>
 #include <sstream>
 
+#include "framework/variant.h"
+
 namespace cfx {
 namespace {
 
 // DT_RESOURCE elements are encoded resource handles, stored like strings.
 bool HoldsStrings(DataType dtype) { return dtype == DT_STRING || dtype == DT_RESOURCE; }
+bool HoldsVariants(DataType dtype) { return dtype == DT_VARIANT; }
 
 size_t ElementBytes(DataType dtype) {
   if (HoldsStrings(dtype)) return sizeof(std::string);
+  if (HoldsVariants(dtype)) return sizeof(Variant);
   return DataTypeSize(dtype);
 }
 
@@ -35,6 +39,10 @@ TensorBuffer* TensorBuffer::Allocate(Allocator* allocator, size_t bytes, DataTyp
     auto* s = static_cast<std::string*>(data);
     for (int64_t i = 0; i < num_elements; ++i) new (s + i) std::string();
   }
+  if (HoldsVariants(dtype)) {
+    auto* v = static_cast<Variant*>(data);
+    for (int64_t i = 0; i < num_elements; ++i) new (v + i) Variant();
+  }
   return buf;
 }
 
@@ -42,6 +50,10 @@ TensorBuffer::~TensorBuffer() {
   if (HoldsStrings(dtype_)) {
     auto* s = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_elements_; ++i) s[i].~basic_string();
+  }
+  if (HoldsVariants(dtype_)) {
+    auto* v = static_cast<Variant*>(data_);
+    for (int64_t i = 0; i < num_elements_; ++i) v[i].~Variant();
   }
   allocator_->Deallocate(data_, size_);
 }
@@ -133,6 +145,8 @@ StatusOr<Tensor> Tensor::DeepCopy(Allocator* allocator) const {
       Tensor copy, Allocate(allocator != nullptr ? allocator : HostAllocator(), dtype_, shape_));
   if (dtype_ == DT_STRING) {
     for (int64_t i = 0; i < num_elements(); ++i) copy.at<std::string>(i) = at<std::string>(i);
+  } else if (HoldsVariants(dtype_)) {
+    for (int64_t i = 0; i < num_elements(); ++i) copy.at<Variant>(i) = at<Variant>(i);
   } else if (TotalBytes() > 0) {
     std::memcpy(copy.raw_data(), raw_data(), TotalBytes());
   }
@@ -154,6 +168,11 @@ bool Tensor::Equals(const Tensor& o) const {
   if (HoldsStrings(dtype_)) {
     for (int64_t i = 0; i < num_elements(); ++i)
       if (data<std::string>()[i] != o.data<std::string>()[i]) return false;
+    return true;
+  }
+  if (HoldsVariants(dtype_)) {
+    for (int64_t i = 0; i < num_elements(); ++i)
+      if (data<Variant>()[i] != o.data<Variant>()[i]) return false;
     return true;
   }
   if (TotalBytes() == 0) return true;
@@ -220,6 +239,11 @@ std::string Tensor::DebugString(int max_elements) const {
       case DT_STRING:
         out << '"' << data<std::string>()[i] << '"';
         break;
+      case DT_VARIANT: {
+        const Variant& v = data<Variant>()[i];
+        out << (v != nullptr ? v->DebugString() : std::string("<empty variant>"));
+        break;
+      }
       default:
         out << "?";
         break;

@@ -14,6 +14,7 @@
 
 #include "kernels/builtin.h"
 #include "kernels/host_arithmetic.h"
+#include "kernels/tensor_list.h"
 
 namespace cfx::internal {
 namespace {
@@ -25,20 +26,6 @@ StatusOr<Tensor> Zeros(Allocator* allocator, DataType dtype, const TensorShape& 
   CFX_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(allocator, dtype, shape));
   if (dtype != DT_STRING && t.TotalBytes() > 0) std::memset(t.raw_data(), 0, t.TotalBytes());
   return t;
-}
-
-// Copies `count` elements of `src` from element `src_offset` into `dst` from `dst_offset`.
-void CopyElements(const Tensor& src, int64_t src_offset, Tensor* dst, int64_t dst_offset,
-                  int64_t count) {
-  if (count == 0) return;
-  if (src.dtype() == DT_STRING) {
-    for (int64_t i = 0; i < count; ++i)
-      dst->at<std::string>(dst_offset + i) = src.at<std::string>(src_offset + i);
-    return;
-  }
-  const size_t size = DataTypeSize(src.dtype());
-  std::memcpy(static_cast<char*>(dst->raw_data()) + dst_offset * size,
-              static_cast<const char*>(src.raw_data()) + src_offset * size, count * size);
 }
 
 // [leading] + inner.

@@ -44,7 +44,7 @@ void CopyBytes(Step step, const Device* device, const Tensor& from, const Tensor
 struct Route {
   const Device* src;  // the device that holds the tensor (null: host memory)
   bool src_host;      // the tensor is in host-readable memory
-  bool host_only;     // strings and resource handles live in host memory only
+  bool host_only;     // strings, resource handles and variants live in host memory only
   bool dst_host;      // it goes to host-readable memory
 };
 
@@ -52,7 +52,7 @@ Route RouteOf(const Device* src, const Device* dst, const Tensor& t) {
   Route r;
   r.src = src != nullptr ? src : DeviceOf(t);
   r.src_host = t.buffer()->allocator()->host_addressable();
-  r.host_only = t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE;
+  r.host_only = t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE || t.dtype() == DT_VARIANT;
   r.dst_host = dst == nullptr || dst->host_addressable() || r.host_only;
   return r;
 }

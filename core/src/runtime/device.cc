@@ -132,8 +132,9 @@ Status CheckCopy(const Tensor& src, const Tensor& dst) {
     return errors::InvalidArgument(
         "copy between a ", DataTypeString(src.dtype()), " ", src.shape().ToString(),
         " tensor and a ", DataTypeString(dst.dtype()), " ", dst.shape().ToString(), " tensor");
-  if (src.dtype() == DT_STRING)
-    return errors::InvalidArgument("string tensors live in host memory only");
+  if (src.dtype() == DT_STRING || src.dtype() == DT_VARIANT)
+    return errors::InvalidArgument(DataTypeString(src.dtype()),
+                                   " tensors live in host memory only");
   return Status();
 }
 }  // namespace

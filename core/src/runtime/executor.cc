@@ -235,7 +235,9 @@ class ExecutorState {
     const std::vector<bool>& host_inputs = item.kernel->host_memory_inputs();
     for (int i = 0; i < item.num_inputs; ++i) {
       Tensor& t = (*inputs)[i];
-      if (t.buffer() == nullptr || t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE) continue;
+      if (t.buffer() == nullptr || t.dtype() == DT_STRING || t.dtype() == DT_RESOURCE ||
+          t.dtype() == DT_VARIANT)
+        continue;  // host memory only: a kernel on any device reads them there
       const bool in_host = t.buffer()->allocator()->host_addressable();
       if (host_inputs[i] && !in_host) {
         CFX_ASSIGN_OR_RETURN(t, CopyTensorSync(nullptr, nullptr, t));

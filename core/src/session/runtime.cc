@@ -130,6 +130,7 @@ Status Runtime::LoadConfiguredPlugins() {
   internal::RegisterQueueKernels(&kernels_);
   internal::RegisterAccumulatorKernels(&kernels_);
   internal::RegisterTensorArrayKernels(&kernels_);
+  internal::RegisterListKernels(&kernels_);
   internal::RegisterStackKernels(&kernels_);
   internal::RegisterReaderKernels(&kernels_);
   internal::RegisterSummaryKernels(&kernels_);

@@ -34,6 +34,7 @@ void RegisterGradientOps(OpRegistry* r);     // ReluGrad, SigmoidGrad, ..., Broa
                                              // PreventGradient, UnsortedSegmentSum
 void RegisterControlFlowOps(OpRegistry* r);  // Switch, Merge, Enter, Exit, NextIteration (and Ref
                                              // variants), LoopCond, ControlTrigger
+void RegisterListOps(OpRegistry* r);         // EmptyTensorList, TensorListPushBack, ...
 void RegisterDataFlowOps(OpRegistry* r);     // TensorArrayV3 family, StackV2 family,
                                              // ConditionalAccumulator family
 void RegisterCollectiveOps(OpRegistry* r);   // CollectiveReduceV2, CollectiveGatherV2,

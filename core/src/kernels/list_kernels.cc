@@ -1,0 +1,569 @@
+// TensorFlow's TensorList ops (EmptyTensorList, TensorListPushBack, ...): lists of tensors held
+// by scalar DT_VARIANT tensors (kernels/tensor_list.h), which TensorFlow 2's functional while
+// gradients and Keras RNN layers use to carry values between loop iterations.
+//
+// The kernels run on the CPU; lists live in host memory on every device, as in TensorFlow. An op
+// that changes a list outputs a new one and never changes its input visibly: it takes the input's
+// list only when nothing else holds it. Errors name the index, the list's length and the shapes,
+// as TensorFlow's do. Thread-safety: a kernel keeps no state between calls but its attrs.
+#include <algorithm>
+#include <utility>
+
+#include "kernels/builtin.h"
+#include "kernels/tensor_list.h"
+
+namespace cfx::internal {
+namespace {
+
+// A list kernel: reads element_dtype when the op has it, runs Run for each call.
+class ListKernel : public BuiltinKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    for (const AttrDef& attr : op.attr)
+      if (attr.name == "element_dtype") return GetNodeAttr(node, op, "element_dtype", &dtype_);
+    return Status();
+  }
+  void Compute(KernelContext* c) final { c->status = Run(c); }
+
+ protected:
+  virtual Status Run(KernelContext* c) = 0;
+  DataType dtype_ = DT_INVALID;
+};
+
+// The int32 or int64 scalar input `i`, named `what` in errors.
+StatusOr<int64_t> ScalarInput(const KernelContext* c, int i, const char* what) {
+  const Tensor& t = c->inputs[i];
+  if (t.rank() != 0)
+    return errors::InvalidArgument(what, " must be a scalar, got shape ", t.shape().ToString());
+  return t.dtype() == DT_INT64 ? t.at<int64_t>(0) : t.at<int32_t>(0);
+}
+
+// The int32 or int64 vector input `i`.
+StatusOr<std::vector<int64_t>> VectorInput(const KernelContext* c, int i, const char* what) {
+  const Tensor& t = c->inputs[i];
+  if (t.rank() != 1)
+    return errors::InvalidArgument(what, " must be a vector, got shape ", t.shape().ToString());
+  std::vector<int64_t> out(t.num_elements());
+  for (int64_t k = 0; k < t.num_elements(); ++k)
+    out[k] = t.dtype() == DT_INT64 ? t.at<int64_t>(k) : t.at<int32_t>(k);
+  return out;
+}
+
+// The dims of `shape` after the first.
+std::vector<int64_t> Except0(const std::vector<int64_t>& dims) {
+  return std::vector<int64_t>(dims.begin() + 1, dims.end());
+}
+
+// `item` may be stored in `list`: its dtype and a shape compatible with the list's.
+Status CheckItem(const TensorList& list, const Tensor& item, const char* what) {
+  if (item.dtype() != list.element_dtype)
+    return errors::InvalidArgument("Invalid data types; ", what, " a ",
+                                   DataTypeString(item.dtype()), " tensor but list elements are ",
+                                   DataTypeString(list.element_dtype));
+  if (!list.element_shape.IsCompatibleWith(item.shape()))
+    return errors::InvalidArgument("Tried to ", what, " a tensor of shape ",
+                                   item.shape().ToString(),
+                                   " into a list of incompatible element shape ",
+                                   list.element_shape.ToString());
+  return Status();
+}
+
+// The list's element shape merged with the op's `requested` one.
+StatusOr<PartialTensorShape> MergedShape(const TensorList& list,
+                                         const PartialTensorShape& requested) {
+  auto merged = list.element_shape.Merge(requested);
+  if (!merged.ok())
+    return errors::InvalidArgument("Incompatible shapes: the list's element shape is ",
+                                   list.element_shape.ToString(), " but the op asks for ",
+                                   requested.ToString());
+  return merged;
+}
+
+// Makes `shape` more specific with element `index`'s shape when it is set (a contradiction is
+// left for StackElements to report with the element's index).
+void MergeSetElement(const TensorList& list, int64_t index, PartialTensorShape* shape) {
+  const Tensor& t = list.tensors[index];
+  if (t.buffer() == nullptr) return;
+  auto merged = shape->Merge(t.shape());
+  if (merged.ok()) *shape = *std::move(merged);
+}
+
+// Element `index` of `list`; zeros of the element shape when it is unset, which must then be
+// fully defined (list's and `requested` merged).
+StatusOr<Tensor> ElementOrZeros(const TensorList& list, int64_t index,
+                                const PartialTensorShape& requested) {
+  const Tensor& t = list.tensors[index];
+  if (t.buffer() != nullptr) return t;
+  CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, MergedShape(list, requested));
+  if (!shape.IsFullyDefined())
+    return errors::InvalidArgument("element ", index,
+                                   " of the list is unset and its element shape is not fully "
+                                   "defined: ",
+                                   shape.ToString());
+  CFX_ASSIGN_OR_RETURN(TensorShape s, shape.AsTensorShape());
+  return ZerosTensor(list.element_dtype, s);
+}
+
+// Stacks `elements` (one shape) into [n] + shape; an empty `elements` needs `shape` fully
+// defined.
+StatusOr<Tensor> StackElements(DataType dtype, const std::vector<Tensor>& elements,
+                               PartialTensorShape shape) {
+  for (size_t i = 0; i < elements.size(); ++i) {
+    auto merged = shape.Merge(elements[i].shape());
+    if (!merged.ok())
+      return errors::InvalidArgument("Incompatible shapes: element ", i, " has shape ",
+                                     elements[i].shape().ToString(), " but the elements so far "
+                                     "or the requested element shape are ",
+                                     shape.ToString());
+    shape = *std::move(merged);
+  }
+  if (!shape.IsFullyDefined())
+    return errors::InvalidArgument(
+        "stacking a list of no elements needs a fully defined element shape, got ",
+        shape.ToString());
+  CFX_ASSIGN_OR_RETURN(TensorShape element, shape.AsTensorShape());
+  std::vector<int64_t> dims{static_cast<int64_t>(elements.size())};
+  dims.insert(dims.end(), element.dims().begin(), element.dims().end());
+  CFX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(HostAllocator(), dtype, TensorShape(dims)));
+  const int64_t n = element.num_elements();
+  for (size_t i = 0; i < elements.size(); ++i) CopyElements(elements[i], 0, &out, i * n, n);
+  return out;
+}
+
+// Row `i` of `value` (rank >= 1) as a tensor of shape value.shape[1:].
+StatusOr<Tensor> Row(const Tensor& value, int64_t i) {
+  TensorShape row_shape(Except0(value.shape().dims()));
+  CFX_ASSIGN_OR_RETURN(Tensor row, Tensor::Allocate(HostAllocator(), value.dtype(), row_shape));
+  CopyElements(value, i * row_shape.num_elements(), &row, 0, row_shape.num_elements());
+  return row;
+}
+
+// A new list of `dtype` whose elements are the rows of `value`; `shape` must fit them.
+StatusOr<std::shared_ptr<TensorList>> ListOfRows(DataType dtype, const Tensor& value,
+                                                 const PartialTensorShape& shape,
+                                                 const char* op) {
+  if (value.rank() < 1)
+    return errors::InvalidArgument(op, ": the tensor must have rank >= 1 (rows to list), got a "
+                                       "scalar");
+  const PartialTensorShape rows(Except0(value.shape().dims()));
+  if (!shape.IsCompatibleWith(rows))
+    return errors::InvalidArgument(op, ": the element shape ", shape.ToString(),
+                                   " is incompatible with the tensor's rows of shape ",
+                                   rows.ToString(), " (tensor shape ", value.shape().ToString(),
+                                   ")");
+  auto list = std::make_shared<TensorList>();
+  list->element_dtype = dtype;
+  list->element_shape = shape;
+  return list;
+}
+
+class EmptyKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(c->inputs[0], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(int64_t max, ScalarInput(c, 1, "max_num_elements"));
+    if (max < -1)
+      return errors::InvalidArgument("max_num_elements must be -1 (no limit) or >= 0, got ", max);
+    auto list = std::make_shared<TensorList>();
+    list->element_dtype = dtype_;
+    list->element_shape = std::move(shape);
+    list->max_num_elements = max;
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class ReserveKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(c->inputs[0], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(int64_t n, ScalarInput(c, 1, "num_elements"));
+    if (n < 0)
+      return errors::InvalidArgument("The num_elements to reserve must be a non negative number, "
+                                     "but got ",
+                                     n);
+    auto list = std::make_shared<TensorList>();
+    list->element_dtype = dtype_;
+    list->element_shape = std::move(shape);
+    list->tensors.resize(n);
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class FromTensorKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    const Tensor& value = c->inputs[0];
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(c->inputs[1], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(auto list, ListOfRows(dtype_, value, shape, "TensorListFromTensor"));
+    for (int64_t i = 0; i < value.dim(0); ++i) {
+      CFX_ASSIGN_OR_RETURN(Tensor row, Row(value, i));
+      list->tensors.push_back(std::move(row));
+    }
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class StackKernel : public ListKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    CFX_RETURN_IF_ERROR(ListKernel::Init(node, op));
+    return GetNodeAttr(node, op, "num_elements", &num_elements_);
+  }
+
+ private:
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, dtype_));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
+                         ShapeFromTensor(c->inputs[1], "element_shape"));
+    const int64_t length = static_cast<int64_t>(list->tensors.size());
+    if (num_elements_ != -1 && num_elements_ != length)
+      return errors::InvalidArgument("Operation expected a list with ", num_elements_,
+                                     " elements but got a list with ", length, " elements.");
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, MergedShape(*list, requested));
+    std::vector<Tensor> elements;
+    for (int64_t i = 0; i < length; ++i) MergeSetElement(*list, i, &shape);
+    for (int64_t i = 0; i < length; ++i) {
+      CFX_ASSIGN_OR_RETURN(Tensor e, ElementOrZeros(*list, i, shape));
+      elements.push_back(std::move(e));
+    }
+    CFX_ASSIGN_OR_RETURN(Tensor out, StackElements(dtype_, elements, shape));
+    SetOutput(c, 0, std::move(out));
+    return Status();
+  }
+
+  int64_t num_elements_ = -1;
+};
+
+class GetItemKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, dtype_));
+    CFX_ASSIGN_OR_RETURN(int64_t index, ScalarInput(c, 1, "index"));
+    const int64_t length = static_cast<int64_t>(list->tensors.size());
+    if (index < 0 || index >= length)
+      return errors::InvalidArgument("Trying to access element ", index, " in a list with ",
+                                     length, " elements.");
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
+                         ShapeFromTensor(c->inputs[2], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(*list, index, requested));
+    SetOutput(c, 0, std::move(item));
+    return Status();
+  }
+};
+
+class SetItemKernel : public ListKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    CFX_RETURN_IF_ERROR(ListKernel::Init(node, op));
+    return GetNodeAttr(node, op, "resize_if_index_out_of_bounds", &resize_);
+  }
+
+ private:
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(int64_t index, ScalarInput(c, 1, "index"));
+    CFX_ASSIGN_OR_RETURN(auto list, ForwardOrCopyList(c, 0, dtype_));
+    const int64_t length = static_cast<int64_t>(list->tensors.size());
+    if (index < 0 || (index >= length && !resize_))
+      return errors::InvalidArgument("Trying to modify element ", index, " in a list with ",
+                                     length, " elements.");
+    CFX_RETURN_IF_ERROR(CheckItem(*list, c->inputs[2], "set"));
+    if (index >= length) list->tensors.resize(index + 1);
+    list->tensors[index] = c->inputs[2];
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+
+  bool resize_ = false;
+};
+
+class PushBackKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(auto list, ForwardOrCopyList(c, 0, dtype_));
+    CFX_RETURN_IF_ERROR(CheckItem(*list, c->inputs[1], "push"));
+    const int64_t length = static_cast<int64_t>(list->tensors.size());
+    if (list->max_num_elements != -1 && length >= list->max_num_elements)
+      return errors::InvalidArgument("Tried to push item into a full list list size: ", length,
+                                     " max: ", list->max_num_elements);
+    list->tensors.push_back(c->inputs[1]);
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class PopBackKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
+                         ShapeFromTensor(c->inputs[1], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(auto list, ForwardOrCopyList(c, 0, dtype_));
+    if (list->tensors.empty())
+      return errors::InvalidArgument("Trying to pop from an empty list.");
+    CFX_ASSIGN_OR_RETURN(
+        Tensor item,
+        ElementOrZeros(*list, static_cast<int64_t>(list->tensors.size()) - 1, requested));
+    list->tensors.pop_back();
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    SetOutput(c, 1, std::move(item));
+    return Status();
+  }
+};
+
+class LengthKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, DT_INVALID));
+    SetOutput(c, 0,
+              Tensor::Scalar<int32_t>(DT_INT32, static_cast<int32_t>(list->tensors.size())));
+    return Status();
+  }
+};
+
+class ElementShapeKernel : public ListKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    return GetNodeAttr(node, op, "shape_type", &shape_type_);
+  }
+
+ private:
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, DT_INVALID));
+    SetOutput(c, 0, TensorFromShape(list->element_shape, shape_type_));
+    return Status();
+  }
+
+  DataType shape_type_ = DT_INT32;
+};
+
+class ResizeKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(int64_t size, ScalarInput(c, 1, "size"));
+    if (size < 0)
+      return errors::InvalidArgument("TensorListResize expects size to be non-negative. Got: ",
+                                     size);
+    CFX_ASSIGN_OR_RETURN(auto list, ForwardOrCopyList(c, 0, DT_INVALID));
+    list->tensors.resize(size);
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class GatherKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, dtype_));
+    CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, VectorInput(c, 1, "indices"));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
+                         ShapeFromTensor(c->inputs[2], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, MergedShape(*list, requested));
+    const int64_t length = static_cast<int64_t>(list->tensors.size());
+    std::vector<Tensor> elements;
+    for (int64_t index : indices) {
+      if (index < 0 || index >= length)
+        return errors::InvalidArgument("Trying to gather element ", index, " in a list with ",
+                                       length, " elements.");
+      MergeSetElement(*list, index, &shape);
+    }
+    for (int64_t index : indices) {
+      CFX_ASSIGN_OR_RETURN(Tensor e, ElementOrZeros(*list, index, shape));
+      elements.push_back(std::move(e));
+    }
+    CFX_ASSIGN_OR_RETURN(Tensor out, StackElements(dtype_, elements, shape));
+    SetOutput(c, 0, std::move(out));
+    return Status();
+  }
+};
+
+// Writes the rows of `value` at `indices` of `list`, growing it where an index is past its end.
+Status ScatterRows(TensorList* list, const Tensor& value, const std::vector<int64_t>& indices) {
+  if (value.rank() < 1 || value.dim(0) != static_cast<int64_t>(indices.size()))
+    return errors::InvalidArgument("Invalid number of rows in input tensor. Expected: ",
+                                   indices.size(), " Actual: ",
+                                   value.rank() < 1 ? 0 : value.dim(0), " (tensor shape ",
+                                   value.shape().ToString(), ")");
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0)
+      return errors::InvalidArgument("Indices in TensorListScatter must all be non-negative, got ",
+                                     indices[i], " at position ", i);
+    CFX_ASSIGN_OR_RETURN(Tensor row, Row(value, static_cast<int64_t>(i)));
+    CFX_RETURN_IF_ERROR(CheckItem(*list, row, "scatter"));
+    if (indices[i] >= static_cast<int64_t>(list->tensors.size()))
+      list->tensors.resize(indices[i] + 1);
+    list->tensors[indices[i]] = std::move(row);
+  }
+  return Status();
+}
+
+class ScatterIntoExistingKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, VectorInput(c, 2, "indices"));
+    if (c->inputs[1].dtype() != dtype_)
+      return errors::InvalidArgument("Invalid data types; op elements ", DataTypeString(dtype_),
+                                     " but the tensor is ", DataTypeString(c->inputs[1].dtype()));
+    CFX_ASSIGN_OR_RETURN(auto list, ForwardOrCopyList(c, 0, dtype_));
+    CFX_RETURN_IF_ERROR(ScatterRows(list.get(), c->inputs[1], indices));
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class ScatterV2Kernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    const Tensor& value = c->inputs[0];
+    CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, VectorInput(c, 1, "indices"));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(c->inputs[2], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(int64_t num_elements, ScalarInput(c, 3, "num_elements"));
+    if (num_elements < -1)
+      return errors::InvalidArgument("TensorListScatter expects num_elements >= -1, found: ",
+                                     num_elements);
+    CFX_ASSIGN_OR_RETURN(auto list, ListOfRows(dtype_, value, shape, "TensorListScatterV2"));
+    list->tensors.resize(std::max<int64_t>(num_elements, 0));
+    CFX_RETURN_IF_ERROR(ScatterRows(list.get(), value, indices));
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+class ConcatKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, dtype_));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
+                         ShapeFromTensor(c->inputs[1], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(std::vector<int64_t> leading, VectorInput(c, 2, "leading_dims"));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, MergedShape(*list, requested));
+    if (shape.unknown_rank() && list->tensors.empty())
+      return errors::InvalidArgument(
+          "Concat of an empty list needs an element shape of known rank");
+    // The shape past dimension 0 that every element must have.
+    PartialTensorShape inner = shape.unknown_rank()
+                                   ? PartialTensorShape::UnknownRank()
+                                   : PartialTensorShape(shape.rank() >= 1
+                                                            ? Except0(shape.dims())
+                                                            : std::vector<int64_t>{});
+    if (!shape.unknown_rank() && shape.rank() < 1)
+      return errors::InvalidArgument("Concat saw a scalar element shape; elements need a "
+                                     "dimension 0 to concatenate along");
+    const int64_t length = static_cast<int64_t>(list->tensors.size());
+    for (int64_t i = 0; i < length; ++i) {
+      const Tensor& t = list->tensors[i];
+      if (t.buffer() == nullptr) continue;
+      if (t.rank() < 1)
+        return errors::InvalidArgument("Concat saw a scalar shape at index ", i,
+                                       " but requires at least vectors.");
+      auto merged = inner.Merge(PartialTensorShape(Except0(t.shape().dims())));
+      if (!merged.ok())
+        return errors::InvalidArgument("Incompatible shapes: element ", i, " has shape ",
+                                       t.shape().ToString(), " but the others past dimension 0 "
+                                       "are ",
+                                       inner.ToString());
+      inner = *std::move(merged);
+    }
+    std::vector<Tensor> elements;
+    Tensor lengths(DT_INT64, TensorShape({length}));
+    int64_t rows = 0;
+    for (int64_t i = 0; i < length; ++i) {
+      Tensor t = list->tensors[i];
+      if (t.buffer() == nullptr) {
+        if (static_cast<int64_t>(leading.size()) != length || !inner.IsFullyDefined())
+          return errors::InvalidArgument(
+              "element ", i, " of the list is unset: Concat needs leading_dims of the list's "
+              "length (", length, ", got ", leading.size(),
+              ") and a fully defined element shape past dimension 0, got ", inner.ToString());
+        std::vector<int64_t> dims{leading[i]};
+        dims.insert(dims.end(), inner.dims().begin(), inner.dims().end());
+        CFX_ASSIGN_OR_RETURN(TensorShape s, TensorShape::Make(dims));
+        CFX_ASSIGN_OR_RETURN(t, ZerosTensor(dtype_, s));
+      }
+      lengths.at<int64_t>(i) = t.dim(0);
+      rows += t.dim(0);
+      elements.push_back(std::move(t));
+    }
+    if (!inner.IsFullyDefined() && elements.empty())
+      return errors::InvalidArgument("Concat of an empty list needs a fully defined element "
+                                     "shape past dimension 0, got ",
+                                     inner.ToString());
+    std::vector<int64_t> dims{rows};
+    const std::vector<int64_t> past0 =
+        elements.empty() ? inner.dims() : Except0(elements[0].shape().dims());
+    dims.insert(dims.end(), past0.begin(), past0.end());
+    CFX_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::Make(dims));
+    CFX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(HostAllocator(), dtype_, out_shape));
+    int64_t offset = 0;
+    for (const Tensor& t : elements) {
+      CopyElements(t, 0, &out, offset, t.num_elements());
+      offset += t.num_elements();
+    }
+    SetOutput(c, 0, std::move(out));
+    SetOutput(c, 1, std::move(lengths));
+    return Status();
+  }
+};
+
+class SplitKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    const Tensor& value = c->inputs[0];
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(c->inputs[1], "element_shape"));
+    CFX_ASSIGN_OR_RETURN(std::vector<int64_t> lengths, VectorInput(c, 2, "lengths"));
+    if (value.rank() < 1)
+      return errors::InvalidArgument("Tensor must be at least a vector, but saw shape: ",
+                                     value.shape().ToString());
+    if (!shape.unknown_rank() && shape.rank() < 1)
+      return errors::InvalidArgument("TensorListSplit requires element_shape to be at least of "
+                                     "rank 1, but saw: ",
+                                     shape.ToString());
+    int64_t total = 0;
+    for (int64_t n : lengths) {
+      if (n < 0)
+        return errors::InvalidArgument("TensorListSplit: lengths must be >= 0, got ", n);
+      total += n;
+    }
+    if (total != value.dim(0))
+      return errors::InvalidArgument("Unaligned lengths: they sum to ", total,
+                                     " but the tensor has ", value.dim(0), " rows (shape ",
+                                     value.shape().ToString(), ")");
+    auto list = std::make_shared<TensorList>();
+    list->element_dtype = dtype_;
+    list->element_shape = shape;
+    const std::vector<int64_t> past0 = Except0(value.shape().dims());
+    const int64_t row = TensorShape(past0).num_elements();
+    int64_t begin = 0;
+    for (int64_t n : lengths) {
+      std::vector<int64_t> dims{n};
+      dims.insert(dims.end(), past0.begin(), past0.end());
+      if (!shape.IsCompatibleWith(PartialTensorShape(dims)))
+        return errors::InvalidArgument("TensorListSplit: a piece of shape ",
+                                       PartialTensorShape(dims).ToString(),
+                                       " is incompatible with the element shape ",
+                                       shape.ToString());
+      CFX_ASSIGN_OR_RETURN(Tensor piece,
+                           Tensor::Allocate(HostAllocator(), dtype_, TensorShape(dims)));
+      CopyElements(value, begin * row, &piece, 0, n * row);
+      list->tensors.push_back(std::move(piece));
+      begin += n;
+    }
+    SetOutput(c, 0, ListTensor(std::move(list)));
+    return Status();
+  }
+};
+
+}  // namespace
+
+void RegisterListKernels(KernelRegistry* r) {
+  auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
+  const uint32_t cheap = kKernelInexpensive;
+  reg(BuiltinKernelDef<EmptyKernel>("EmptyTensorList", "CPU", false, cheap));
+  reg(BuiltinKernelDef<ReserveKernel>("TensorListReserve", "CPU", false, cheap));
+  reg(BuiltinKernelDef<GetItemKernel>("TensorListGetItem", "CPU", false, cheap));
+  reg(BuiltinKernelDef<SetItemKernel>("TensorListSetItem", "CPU", false, cheap));
+  reg(BuiltinKernelDef<PushBackKernel>("TensorListPushBack", "CPU", false, cheap));
+  reg(BuiltinKernelDef<PopBackKernel>("TensorListPopBack", "CPU", false, cheap));
+  reg(BuiltinKernelDef<LengthKernel>("TensorListLength", "CPU", false, cheap));
+  reg(BuiltinKernelDef<ElementShapeKernel>("TensorListElementShape", "CPU", false, cheap));
+  reg(BuiltinKernelDef<ResizeKernel>("TensorListResize", "CPU", false, cheap));
+  // These copy whole tensors: not inexpensive.
+  reg(BuiltinKernelDef<FromTensorKernel>("TensorListFromTensor", "CPU", false, 0));
+  reg(BuiltinKernelDef<StackKernel>("TensorListStack", "CPU", false, 0));
+  reg(BuiltinKernelDef<GatherKernel>("TensorListGather", "CPU", false, 0));
+  reg(BuiltinKernelDef<ScatterIntoExistingKernel>("TensorListScatterIntoExistingList", "CPU",
+                                                  false, 0));
+  reg(BuiltinKernelDef<ScatterV2Kernel>("TensorListScatterV2", "CPU", false, 0));
+  reg(BuiltinKernelDef<ConcatKernel>("TensorListConcatV2", "CPU", false, 0));
+  reg(BuiltinKernelDef<SplitKernel>("TensorListSplit", "CPU", false, 0));
+}
+
+}  // namespace cfx::internal
