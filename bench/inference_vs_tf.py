@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Inference latency of models frozen by TensorFlow: TensorFlow against Conflux, in one run.
 
-For each model (keras.applications ResNet50, MobileNetV2, a small Keras transformer encoder)
+For each model (keras.applications ResNet50, MobileNetV2, EfficientNetB0, DenseNet121,
+InceptionV3, VGG16, ConvNeXtTiny; a small Keras transformer encoder; Keras LSTM and GRU layers)
 and batch size, the script builds the model with random weights, freezes it with
 convert_variables_to_constants_v2 into a GraphDef, times TensorFlow running that frozen graph
 (tf.compat.v1.Session, the same threads), then `conflux bench` on the same file, checks that both
@@ -13,7 +14,8 @@ repository), never part of the build or the tests.
 
     python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.21.0
     /tmp/tfvenv/bin/python bench/inference_vs_tf.py [--conflux build/bin/conflux]
-        [--models resnet50,mobilenetv2,transformer] [--batches 1,16] [--runs 20] [--threads 2]
+        [--models resnet50,mobilenetv2,transformer,efficientnetb0,densenet121,inceptionv3,vgg16,
+                  convnexttiny,lstm,gru] [--batches 1,16] [--runs 20] [--threads 2]
         [--work /tmp/inference_vs_tf]
 """
 import argparse
@@ -35,6 +37,17 @@ def build(name):
         return keras.applications.ResNet50(weights=None), (224, 224, 3)
     if name == "mobilenetv2":
         return keras.applications.MobileNetV2(weights=None), (224, 224, 3)
+    apps = {"efficientnetb0": ("EfficientNetB0", 224), "densenet121": ("DenseNet121", 224),
+            "inceptionv3": ("InceptionV3", 299), "vgg16": ("VGG16", 224),
+            "convnexttiny": ("ConvNeXtTiny", 224)}
+    if name in apps:
+        cls, side = apps[name]
+        return getattr(keras.applications, cls)(weights=None), (side, side, 3)
+    if name in ("lstm", "gru"):
+        # A recurrent layer over 32 steps of 16 features, then a classifier.
+        x = keras.Input((32, 16))
+        layer = keras.layers.LSTM(64) if name == "lstm" else keras.layers.GRU(64)
+        return keras.Model(x, keras.layers.Dense(10)(layer(x))), (32, 16)
     if name == "transformer":
         # One encoder block over 64 tokens of width 128 (4 heads), then a classifier.
         x = keras.Input((64, 128))

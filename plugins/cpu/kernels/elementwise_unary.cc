@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "kernels/broadcast.h"
-#include "kernels/erf.h"
+#include "kernels/vector_math.h"
 #include "kernels/util.h"
 
 namespace cfx::cpu {
@@ -23,16 +23,12 @@ using AbsFn = ElementFn<1, []<typename T>(T x) {
 using SquareFn = ElementFn<1, [](auto x) { return WrappingMultiply(x, x); }>;
 // NaN stays NaN.
 using ReluFn = ElementFn<1, []<typename T>(T x) { return (x > T(0) || IsNan(x)) ? x : T(0); }>;
-using ExpFn = ElementFn<20, [](auto x) { return std::exp(x); }>;
 using SinFn = ElementFn<20, [](auto x) { return std::sin(x); }>;
 using CosFn = ElementFn<20, [](auto x) { return std::cos(x); }>;
 using ReciprocalFn = ElementFn<4, []<typename T>(T x) { return T(1) / x; }>;
 using LogFn = ElementFn<20, [](auto x) { return std::log(x); }>;
 using SqrtFn = ElementFn<4, [](auto x) { return std::sqrt(x); }>;
 using RsqrtFn = ElementFn<6, []<typename T>(T x) { return T(1) / std::sqrt(x); }>;
-using TanhFn = ElementFn<30, [](auto x) { return std::tanh(x); }>;
-// 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving exactly 0.
-using SigmoidFn = ElementFn<25, []<typename T>(T x) { return T(1) / (T(1) + std::exp(-x)); }>;
 
 // Sign of NaN is NaN and of -0 is +0, as TensorFlow's.
 // (Comparisons in parentheses: a bare '>' would end the template argument list.)
@@ -49,20 +45,27 @@ using RoundFn = ElementFn<2, []<typename T>(T x) {
     return x;
   }
 }>;
-// Float goes through the vectorized loops of erf.h, double through the C library.
-template <bool kComplement>
-struct ErrorFunctionFn {
-  static constexpr int64_t kCost = 20;
+// Float goes through the vectorized loops of vector_math.h, double through the C library
+// (`kScalar`).
+template <VectorFunction kFunction, int64_t kCostPerElement, auto kScalar>
+struct VectorizedFn {
+  static constexpr int64_t kCost = kCostPerElement;
   template <typename T>
   T operator()(T x) const {
-    return kComplement ? std::erfc(x) : std::erf(x);
+    return kScalar(x);
   }
-  static void Span(const float* x, float* y, int64_t n) {
-    return kComplement ? ErfcSpan(x, y, n) : ErfSpan(x, y, n);
-  }
+  static void Span(const float* x, float* y, int64_t n) { VectorSpan(kFunction, x, y, n); }
 };
-using ErfFn = ErrorFunctionFn<false>;
-using ErfcFn = ErrorFunctionFn<true>;
+using ErfFn = VectorizedFn<VectorFunction::kErf, 20, [](auto x) { return std::erf(x); }>;
+using ErfcFn = VectorizedFn<VectorFunction::kErfc, 20, [](auto x) { return std::erfc(x); }>;
+using ExpFn = VectorizedFn<VectorFunction::kExp, 20, [](auto x) { return std::exp(x); }>;
+using TanhFn = VectorizedFn<VectorFunction::kTanh, 30, [](auto x) { return std::tanh(x); }>;
+// 1 / (1 + e^-x), or e^x / (1 + e^x) below 0 (so that it does not flush to 0 where e^-x
+// overflows), as the float loops compute it.
+using SigmoidFn = VectorizedFn<VectorFunction::kSigmoid, 25, []<typename T>(T x) {
+  const T e = std::exp(-std::fabs(x));
+  return (x < T(0) ? e : T(1)) / (T(1) + e);
+}>;
 using IsFiniteFn = ElementFn<1, [](auto x) { return std::isfinite(x); }>;
 using IsNanFn = ElementFn<1, [](auto x) { return std::isnan(x); }>;
 using IsInfFn = ElementFn<1, [](auto x) { return std::isinf(x); }>;

@@ -1,4 +1,4 @@
-// erf and erfc of float arrays (see erf.h).
+// erf, erfc, exp, sigmoid and tanh of float arrays (see vector_math.h).
 //
 // Near zero (|x| < 1), erf(x) = x + x q(x^2) with q a polynomial of degree 6; erfc is 1 minus
 // that. In the tails, erfc(|x|) = t exp(-x^2 + P(t)) with t = 2 / (2 + |x|) and P a polynomial
@@ -7,10 +7,14 @@
 // The coefficients are least-squares fits on Chebyshev nodes (near-minimax) to double-precision
 // erf and erfc, rounded to float: errors of the fits are below 4e-9, well under float's 6e-8.
 //
-// The loops (erf_loops.inc) are compiled three times, for the baseline instruction set, for
-// AVX2 + FMA and for AVX-512F with 512-bit vectors; bench/erf_bench.cc measures them against
-// std::erf and std::erfc.
-#include "kernels/erf.h"
+// exp reduces x by n ln2 (ln2 in two parts, so that n ln2 is exact enough) to |r| <= ln2 / 2 and
+// takes e^r from a polynomial; sigmoid is 1 / (1 + e^-x); tanh is x + x^3 q(x^2) near zero (q a
+// least-squares fit like erf's) and 1 - 2 / (e^2|x| + 1) beyond.
+//
+// The loops (vector_math_loops.inc) are compiled three times, for the baseline instruction set, for
+// AVX2 + FMA and for AVX-512F with 512-bit vectors; bench/vector_math_bench.cc measures them
+// against the C library's.
+#include "kernels/vector_math.h"
 
 #include <algorithm>
 #include <array>
@@ -18,6 +22,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CFX_CPU_SIMD_LOOPS 1
@@ -51,23 +56,34 @@ constexpr float kLn2High = 0.693359375f;
 constexpr float kLn2Low = -2.12194440e-4f;
 // Adding and subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22 to an integer.
 constexpr float kRoundingShift = 12582912.0f;
+// e^x is +inf above kExpHigh (the largest float below ln FLT_MAX's rounding) and 0 below
+// kExpLow (where it is below half the smallest denormal).
+constexpr float kExpHigh = 88.72283172607421875f;
+constexpr float kExpLow = -103.972084045410156f;
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
+// (tanh(x) - x) / x^3 as a polynomial in x^2 on [0, kTanhSplit]: within 0.77 ulp there.
+constexpr float kTanhSplit = 0.625f;
+constexpr std::array<float, 6> kTanhNearZero = {
+    -0.3333333134651184f,  0.13333211839199066f,   -0.05394745245575905f,
+    0.021703999489545822f, -0.008184662088751793f, 0.0021489840000867844f};
+constexpr float kTanhClamp = 10.0f;
 
 namespace baseline_isa {
-#include "kernels/erf_loops.inc"
+#include "kernels/vector_math_loops.inc"
 }  // namespace baseline_isa
 
 #ifdef CFX_CPU_SIMD_LOOPS
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace avx2_isa {
-#include "kernels/erf_loops.inc"
+#include "kernels/vector_math_loops.inc"
 }  // namespace avx2_isa
 #pragma GCC pop_options
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,prefer-vector-width=512")
 namespace avx512_isa {
-#include "kernels/erf_loops.inc"
+#include "kernels/vector_math_loops.inc"
 }  // namespace avx512_isa
 #pragma GCC pop_options
 #endif
@@ -86,17 +102,13 @@ SimdLevel BestSimdLevel() {
 #endif
 }
 
-namespace {
-
-void Run(bool complement, const float* x, float* y, int64_t n, SimdLevel level) {
+void VectorSpan(VectorFunction f, const float* x, float* y, int64_t n, SimdLevel level) {
 #ifdef CFX_CPU_SIMD_LOOPS
-  if (level == SimdLevel::kAvx512) return avx512_isa::Run(complement, x, y, n);
-  if (level == SimdLevel::kAvx2) return avx2_isa::Run(complement, x, y, n);
+  if (level == SimdLevel::kAvx512) return avx512_isa::Run(f, x, y, n);
+  if (level == SimdLevel::kAvx2) return avx2_isa::Run(f, x, y, n);
 #endif
-  baseline_isa::Run(complement, x, y, n);
+  baseline_isa::Run(f, x, y, n);
 }
-
-}  // namespace
 
 const char* Name(SimdLevel level) {
   switch (level) {
@@ -109,9 +121,5 @@ const char* Name(SimdLevel level) {
   }
   return "unknown";
 }
-
-void ErfSpan(const float* x, float* y, int64_t n, SimdLevel level) { Run(false, x, y, n, level); }
-
-void ErfcSpan(const float* x, float* y, int64_t n, SimdLevel level) { Run(true, x, y, n, level); }
 
 }  // namespace cfx::cpu
