@@ -1,18 +1,15 @@
 // _FusedMatMul for float on CPU: TensorFlow's MatMul + BiasAdd (+ activation), written by its
-// grappler and by the core's remapper pass, as one oneDNN matmul primitive with the bias as its
-// bias argument and the activation as an eltwise post-op, so the product is written once and
-// never read back.
+// grappler and by the core's remapper pass. The product rows start as copies of the bias and
+// dnnl_sgemm adds op(A) op(B) into them (beta 1); the activation then runs in place.
 //
-// Unlike MatMul (matmul_onednn.cc, dnnl_sgemm), this needs a primitive: sgemm has no epilogue.
-// Primitives are cached per (m, k, n) (the transposes are the node's); each has its own user
-// scratchpad and a mutex, so concurrent steps of one node take turns and different nodes run
-// at once (as the convolutions do, plugins/ops-nn/onednn_conv.h).
-#include <map>
-#include <memory>
-#include <mutex>
-#include <oneapi/dnnl/dnnl.hpp>
-#include <unordered_map>
-#include <vector>
+// Why sgemm and not a oneDNN matmul primitive with the bias and an eltwise post-op: the
+// primitive (brgemm with plain-layout weights, as a graph's weights are) took 486 ms for VGG16's
+// 1 x 25088 x 4096 layer against sgemm's few tens of ms (ONEDNN_VERBOSE on
+// `conflux bench` of Keras' VGG16), and for the sizes where both are fast they run the same JIT
+// GEMM (matmul_onednn.cc says why MatMul uses sgemm). Stateless: Compute may run concurrently.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cstring>
 
 #include "conflux/sdk/fused_ops.h"
 #include "cpu_device.h"
@@ -21,43 +18,23 @@
 namespace cfx::cpu {
 namespace {
 
-using dnnl::memory;
-
-const dnnl::engine& Engine() {
-  static const dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *e;
-}
-
-struct FusedMatMulPrimitive {
-  std::mutex mu;
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul primitive;
-  std::vector<uint8_t> scratch;
-};
-
-// The activation of a fused epilogue as a oneDNN eltwise post-op (scale 1); none for kNone.
-// (The ops-nn plugin maps its convolutions' epilogues the same way; plugins share only the SDK,
-// which knows nothing of oneDNN.)
-dnnl::post_ops PostOps(const sdk::FusedEpilogue& e) {
+// v[i] = activation(v[i]) for i in [0, n), with the activation chosen once outside the loop.
+void Activate(const sdk::FusedEpilogue& e, float* v, int64_t n) {
   using sdk::FusedActivation;
-  dnnl::post_ops ops;
+  auto each = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) v[i] = f(v[i]);
+  };
   switch (e.activation) {
     case FusedActivation::kNone:
-      break;
+      return;
     case FusedActivation::kRelu:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      break;
+      return each([](float x) { return x < 0.0f ? 0.0f : x; });
     case FusedActivation::kRelu6:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip_v2, 0.0f, 6.0f);
-      break;
+      return each([](float x) { return x < 0.0f ? 0.0f : (x > 6.0f ? 6.0f : x); });
     case FusedActivation::kElu:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_elu, 1.0f, 0.0f);
-      break;
     case FusedActivation::kLeakyRelu:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, e.leakyrelu_alpha, 0.0f);
-      break;
+      return each([&e](float x) { return sdk::ApplyFusedActivation(e, x); });
   }
-  return ops;
 }
 
 class FusedMatMulKernel {
@@ -80,64 +57,26 @@ class FusedMatMulKernel {
                                  call.product.data<float>());
       return sdk::Status();
     }
-    CFX_SDK_ASSIGN_OR_RETURN(FusedMatMulPrimitive * p, Primitive(d));
+    float* out = call.product.data<float>();
+    for (int64_t r = 0; r < d.m; ++r)
+      std::memcpy(out + r * d.n, bias.data<float>(), static_cast<size_t>(d.n) * sizeof(float));
     UseIntraOpThreads(ctx.device());
-    try {
-      std::lock_guard<std::mutex> lock(p->mu);
-      dnnl::stream s(Engine());
-      auto wrap = [](const memory::desc& md, const float* data) {
-        return memory(md, Engine(), const_cast<float*>(data));
-      };
-      p->primitive.execute(
-          s, {{DNNL_ARG_SRC, wrap(p->pd.src_desc(), call.a.data<float>())},
-              {DNNL_ARG_WEIGHTS, wrap(p->pd.weights_desc(), call.b.data<float>())},
-              {DNNL_ARG_BIAS, wrap(p->pd.bias_desc(), bias.data<float>())},
-              {DNNL_ARG_DST, wrap(p->pd.dst_desc(), call.product.data<float>())},
-              {DNNL_ARG_SCRATCHPAD, memory(p->pd.scratchpad_desc(), Engine(), p->scratch.data())}});
-      s.wait();
-    } catch (const dnnl::error& e) {
-      return sdk::Internal("oneDNN fused matmul of [", d.m, ",", d.k, "] x [", d.k, ",", d.n,
-                           "] failed: ", e.what());
-    }
+    const dnnl_status_t status =
+        dnnl_sgemm(d.transpose_a ? 'T' : 'N', d.transpose_b ? 'T' : 'N', d.m, d.n, d.k, 1.0f,
+                   call.a.data<float>(), call.a.dim(1), call.b.data<float>(), call.b.dim(1), 1.0f,
+                   out, d.n);
+    if (status != dnnl_success)
+      return sdk::Internal("oneDNN sgemm of [", d.m, ",", d.k, "] x [", d.k, ",", d.n,
+                           "] failed with status ", static_cast<int>(status));
+    ctx.ParallelFor(d.m, d.n, [&](int64_t begin, int64_t end) {
+      Activate(epilogue_, out + begin * d.n, (end - begin) * d.n);
+    });
     return sdk::Status();
   }
 
  private:
-  // The cached primitive of these dimensions; a oneDNN failure becomes an Internal error.
-  sdk::Result<FusedMatMulPrimitive*> Primitive(const MatMulDims& d) {
-    const std::vector<int64_t> key = {d.m, d.k, d.n};
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second.get();
-    try {
-      const auto f32 = memory::data_type::f32;
-      // A transposed operand is the stored matrix read column by column.
-      const memory::desc a({d.m, d.k}, f32,
-                           d.transpose_a ? memory::dims{1, d.m} : memory::dims{d.k, 1});
-      const memory::desc b({d.k, d.n}, f32,
-                           d.transpose_b ? memory::dims{1, d.k} : memory::dims{d.n, 1});
-      const memory::desc bias({1, d.n}, f32, memory::dims{d.n, 1});
-      const memory::desc product({d.m, d.n}, f32, memory::dims{d.n, 1});
-      dnnl::primitive_attr attr;
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      attr.set_post_ops(PostOps(epilogue_));
-      auto p = std::make_unique<FusedMatMulPrimitive>();
-      p->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, product), attr, Engine());
-      p->primitive = dnnl::matmul(p->pd);
-      p->scratch.resize(p->pd.scratchpad_desc().get_size());
-      FusedMatMulPrimitive* raw = p.get();
-      cache_.emplace(key, std::move(p));
-      return raw;
-    } catch (const dnnl::error& e) {
-      return sdk::Internal("oneDNN cannot build a fused matmul of [", d.m, ",", d.k, "] x [", d.k,
-                           ",", d.n, "]: ", e.what());
-    }
-  }
-
   MatMulAttrs attrs_;
   sdk::FusedEpilogue epilogue_;
-  std::mutex mu_;
-  std::map<std::vector<int64_t>, std::unique_ptr<FusedMatMulPrimitive>> cache_;
 };
 
 }  // namespace
