@@ -27,7 +27,9 @@ build_example() {
 
 # expect OUTPUT TEXT WHAT: fails with WHAT unless OUTPUT contains the line fragment TEXT.
 expect() {
-  echo "$1" | grep -qF -- "$2" || { echo "$1"; echo "FAIL: $3 (expected: $2)"; exit 1; }
+  # A here-string, not a pipe: grep -q stops reading at the first match, and under pipefail
+  # an echo of a long text (the plugins listing) that it cut off would fail the check.
+  grep -qF -- "$2" <<< "$1" || { echo "$1"; echo "FAIL: $3 (expected: $2)"; exit 1; }
 }
 
 check_plugin() {

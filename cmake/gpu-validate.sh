@@ -42,7 +42,7 @@ fi
 echo "gpu-validate: GPUs: $(nvidia-smi -L 2>/dev/null || echo 'nvidia-smi not found')"
 # The CUDA plugin opens cuDNN 9 at run time: where the loader does not find it, look where CUDA
 # and PyTorch's wheels keep it.
-if ! ldconfig -p 2>/dev/null | grep -q 'libcudnn.so.9 '; then
+if ! grep -q 'libcudnn.so.9 ' <<< "$(ldconfig -p 2>/dev/null)"; then
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib \
       $(python3 -c 'import nvidia.cudnn as m; print(m.__path__[0] + "/lib")' 2>/dev/null); do
     if [ -e "$dir/libcudnn.so.9" ]; then
