@@ -17,6 +17,7 @@
 // mutation that asks for more gets RESOURCE_EXHAUSTED.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -129,8 +130,10 @@ class Mutator {
     if (i < 0) return MutateAttr(nullptr, what);
     TensorShape shape = c->inputs[i].shape();
     const int d = Pick(shape.rank());
-    shape.set_dim(d, PickOf<int64_t>({0, 1, shape.dim(d) + 1, shape.dim(d) * 2 + 3}));
-    if (shape.num_elements() > 1 << 16) shape.set_dim(d, 0);
+    const int64_t old = std::min<int64_t>(shape.dim(d), 1 << 20);  // an earlier huge dim
+    shape.set_dim(d, PickOf<int64_t>({0, 1, old + 1, old * 2 + 3}));
+    const int64_t n = shape.num_elements();
+    if (n < 0 || n > 1 << 16) shape.set_dim(d, 0);
     *what += "input " + std::to_string(i) + " reshaped to " + DescribeShape(shape) + "; ";
     Reshape(c, i, shape);
   }
@@ -145,7 +148,7 @@ class Mutator {
       dims.insert(dims.begin() + Pick(static_cast<int>(dims.size()) + 1), PickOf<int64_t>({1, 2}));
     }
     TensorShape shape(dims);
-    if (shape.num_elements() > 1 << 16) return;
+    if (shape.num_elements() < 0 || shape.num_elements() > 1 << 16) return;
     *what += "input " + std::to_string(i) + " given rank " + std::to_string(dims.size()) + " " +
              DescribeShape(shape) + "; ";
     Reshape(c, i, shape);
