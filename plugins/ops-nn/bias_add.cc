@@ -81,6 +81,18 @@ sdk::Status BiasAddGradShape(sdk::ShapeContext& c) {
 
 // ---- Kernels.
 
+// Integers wrap around on overflow (two's complement), as the CPU plugin's element-wise ops do,
+// instead of being undefined; floating point adds plainly.
+template <typename T>
+T Plus(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+
 template <typename T>
 class BiasAddKernel {
  public:
@@ -109,7 +121,7 @@ class BiasAddKernel {
       const int64_t c = v.channels;
       ctx.ParallelFor(v.outer, c, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r)
-          for (int64_t j = 0; j < c; ++j) o[r * c + j] = in[r * c + j] + b[j];
+          for (int64_t j = 0; j < c; ++j) o[r * c + j] = Plus(in[r * c + j], b[j]);
       });
     } else {
       // Rows of `inner` elements, each plus one bias entry.
@@ -117,7 +129,7 @@ class BiasAddKernel {
       ctx.ParallelFor(v.outer * c, n, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const T add = b[r % c];
-          for (int64_t k = 0; k < n; ++k) o[r * n + k] = in[r * n + k] + add;
+          for (int64_t k = 0; k < n; ++k) o[r * n + k] = Plus(in[r * n + k], add);
         }
       });
     }
@@ -156,7 +168,8 @@ class BiasAddGradKernel {
         std::vector<SumType<T>> sums(static_cast<size_t>(end - begin), SumType<T>(0));
         for (int64_t r = 0; r < outer; ++r) {
           const T* row = g + r * c;
-          for (int64_t j = begin; j < end; ++j) sums[j - begin] += row[j];
+          for (int64_t j = begin; j < end; ++j)
+            sums[j - begin] = Plus<SumType<T>>(sums[j - begin], row[j]);
         }
         for (int64_t j = begin; j < end; ++j) o[j] = static_cast<T>(sums[j - begin]);
         return;
@@ -165,7 +178,7 @@ class BiasAddGradKernel {
         SumType<T> sum(0);
         for (int64_t r = 0; r < outer; ++r) {
           const T* block = g + (r * c + j) * n;
-          for (int64_t k = 0; k < n; ++k) sum += block[k];
+          for (int64_t k = 0; k < n; ++k) sum = Plus<SumType<T>>(sum, block[k]);
         }
         o[j] = static_cast<T>(sum);
       }

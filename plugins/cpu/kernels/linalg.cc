@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu_device.h"
+#include "kernels/broadcast.h"
 #include "kernels/batch_matmul.h"
 #include "kernels/kernels.h"
 #include "kernels/util.h"
@@ -238,7 +239,8 @@ void MultiplyOne(const T* x, const T* y, T* out, const BatchMatMulPlan& p, bool 
     for (int64_t q = 0; q < k; ++q) {
       const T a = adj_x ? x[q * m + i] : x[i * k + q];
       const T* y_row = y_rows + q * n;
-      for (int64_t j = 0; j < n; ++j) row[j] += a * y_row[j];
+      // Integers wrap around on overflow, as the element-wise ops do (not undefined behaviour).
+      for (int64_t j = 0; j < n; ++j) row[j] = WrappingAdd(row[j], WrappingMultiply(a, y_row[j]));
     }
   }
 }

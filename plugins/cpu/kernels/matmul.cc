@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/util.h"
@@ -65,11 +66,18 @@ class EigenMatMulKernel {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     CFX_SDK_ASSIGN_OR_RETURN(MatMulCall call, BeginMatMul(ctx, attrs_));
     if (call.done) return sdk::Status();
-    using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    // Integers are multiplied as their unsigned type, so that overflow wraps around (two's
+    // complement, the same bits) as in the element-wise ops instead of being undefined.
+    using E = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
+                                          std::type_identity<T>>::type;
+    using Matrix = Eigen::Matrix<E, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     // A stored transposed is a column-major view of op(A): no copy either way.
-    Eigen::Map<const Matrix> a(call.a.data<T>(), call.a.dim(0), call.a.dim(1));
-    Eigen::Map<const Matrix> b(call.b.data<T>(), call.b.dim(0), call.b.dim(1));
-    Eigen::Map<Matrix> product(call.product.data<T>(), call.dims.m, call.dims.n);
+    Eigen::Map<const Matrix> a(reinterpret_cast<const E*>(call.a.data<T>()), call.a.dim(0),
+                               call.a.dim(1));
+    Eigen::Map<const Matrix> b(reinterpret_cast<const E*>(call.b.data<T>()), call.b.dim(0),
+                               call.b.dim(1));
+    Eigen::Map<Matrix> product(reinterpret_cast<E*>(call.product.data<T>()), call.dims.m,
+                               call.dims.n);
     if (!attrs_.transpose_a && !attrs_.transpose_b) {
       product.noalias() = a * b;
     } else if (!attrs_.transpose_a) {
