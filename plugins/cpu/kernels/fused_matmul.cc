@@ -7,12 +7,9 @@
 // 1 x 25088 x 4096 layer against sgemm's few tens of ms (ONEDNN_VERBOSE on
 // `conflux bench` of Keras' VGG16), and for the sizes where both are fast they run the same JIT
 // GEMM (matmul_onednn.cc says why MatMul uses sgemm). Stateless: Compute may run concurrently.
-#include <oneapi/dnnl/dnnl.h>
-
 #include <cstring>
 
 #include "conflux/sdk/fused_ops.h"
-#include "cpu_device.h"
 #include "kernels/matmul.h"
 
 namespace cfx::cpu {
@@ -60,14 +57,7 @@ class FusedMatMulKernel {
     float* out = call.product.data<float>();
     for (int64_t r = 0; r < d.m; ++r)
       std::memcpy(out + r * d.n, bias.data<float>(), static_cast<size_t>(d.n) * sizeof(float));
-    UseIntraOpThreads(ctx.device());
-    const dnnl_status_t status =
-        dnnl_sgemm(d.transpose_a ? 'T' : 'N', d.transpose_b ? 'T' : 'N', d.m, d.n, d.k, 1.0f,
-                   call.a.data<float>(), call.a.dim(1), call.b.data<float>(), call.b.dim(1), 1.0f,
-                   out, d.n);
-    if (status != dnnl_success)
-      return sdk::Internal("oneDNN sgemm of [", d.m, ",", d.k, "] x [", d.k, ",", d.n,
-                           "] failed with status ", static_cast<int>(status));
+    CFX_SDK_RETURN_IF_ERROR(SgemmInto(ctx, call, 1.0f));
     ctx.ParallelFor(d.m, d.n, [&](int64_t begin, int64_t end) {
       Activate(epilogue_, out + begin * d.n, (end - begin) * d.n);
     });

@@ -37,6 +37,11 @@ struct MatMulCall {
 // there is nothing to multiply. Errors are the check's or the allocation's.
 sdk::Result<MatMulCall> BeginMatMul(sdk::KernelContext& ctx, const MatMulAttrs& attrs);
 
+// product = op(a) op(b) + beta * product for a float `call` (beta 0: the plain product; beta 1:
+// added to what product holds, as _FusedMatMul's bias rows), through oneDNN's dnnl_sgemm on the
+// device's intra-op threads (matmul_onednn.cc). Internal naming the dimensions if sgemm fails.
+sdk::Status SgemmInto(sdk::KernelContext& ctx, const MatMulCall& call, float beta);
+
 // The float MatMul kernel (matmul_onednn.cc) and _FusedMatMul's (fused_matmul.cc); called by
 // RegisterMatMulKernels.
 void RegisterOneDnnMatMulKernel(sdk::Plugin& p);

@@ -23,17 +23,7 @@ class OneDnnMatMulKernel {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     CFX_SDK_ASSIGN_OR_RETURN(MatMulCall call, BeginMatMul(ctx, attrs_));
     if (call.done) return sdk::Status();
-    const MatMulDims& d = call.dims;
-    UseIntraOpThreads(ctx.device());
-    // Leading dimensions are the stored row lengths.
-    const dnnl_status_t status =
-        dnnl_sgemm(d.transpose_a ? 'T' : 'N', d.transpose_b ? 'T' : 'N', d.m, d.n, d.k, 1.0f,
-                   call.a.data<float>(), call.a.dim(1), call.b.data<float>(), call.b.dim(1), 0.0f,
-                   call.product.data<float>(), d.n);
-    if (status != dnnl_success)
-      return sdk::Internal("oneDNN sgemm of [", d.m, ",", d.k, "] x [", d.k, ",", d.n,
-                           "] failed with status ", static_cast<int>(status));
-    return sdk::Status();
+    return SgemmInto(ctx, call, 0.0f);
   }
 
  private:
@@ -41,6 +31,20 @@ class OneDnnMatMulKernel {
 };
 
 }  // namespace
+
+sdk::Status SgemmInto(sdk::KernelContext& ctx, const MatMulCall& call, float beta) {
+  const MatMulDims& d = call.dims;
+  UseIntraOpThreads(ctx.device());
+  // Leading dimensions are the stored row lengths.
+  const dnnl_status_t status =
+      dnnl_sgemm(d.transpose_a ? 'T' : 'N', d.transpose_b ? 'T' : 'N', d.m, d.n, d.k, 1.0f,
+                 call.a.data<float>(), call.a.dim(1), call.b.data<float>(), call.b.dim(1), beta,
+                 call.product.data<float>(), d.n);
+  if (status != dnnl_success)
+    return sdk::Internal("oneDNN sgemm of [", d.m, ",", d.k, "] x [", d.k, ",", d.n,
+                         "] failed with status ", static_cast<int>(status));
+  return sdk::Status();
+}
 
 void RegisterOneDnnMatMulKernel(sdk::Plugin& p) {
   p.Kernel<OneDnnMatMulKernel>("MatMul", "CPU").TypeConstraint<float>("T");
