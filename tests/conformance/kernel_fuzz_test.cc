@@ -123,8 +123,6 @@ class Mutator {
     c->inputs[i] = std::move(t);
   }
 
-  static std::string DescribeShape(const TensorShape& s) { return s.ToString(); }
-
   void MutateDim(Case* c, std::string* what) {
     const int i = PickInput(*c, true);
     if (i < 0) return MutateAttr(nullptr, what);
@@ -134,7 +132,7 @@ class Mutator {
     shape.set_dim(d, PickOf<int64_t>({0, 1, old + 1, old * 2 + 3}));
     const int64_t n = shape.num_elements();
     if (n < 0 || n > 1 << 16) shape.set_dim(d, 0);
-    *what += "input " + std::to_string(i) + " reshaped to " + DescribeShape(shape) + "; ";
+    *what += "input " + std::to_string(i) + " reshaped to " + shape.ToString() + "; ";
     Reshape(c, i, shape);
   }
 
@@ -150,7 +148,7 @@ class Mutator {
     TensorShape shape(dims);
     if (shape.num_elements() < 0 || shape.num_elements() > 1 << 16) return;
     *what += "input " + std::to_string(i) + " given rank " + std::to_string(dims.size()) + " " +
-             DescribeShape(shape) + "; ";
+             shape.ToString() + "; ";
     Reshape(c, i, shape);
   }
 
@@ -170,7 +168,7 @@ class Mutator {
     auto valid = TensorShape::Make(dims);
     if (!valid.ok()) return;
     const TensorShape shape = *valid;
-    *what += "input " + std::to_string(i) + " reshaped to " + DescribeShape(shape) + "; ";
+    *what += "input " + std::to_string(i) + " reshaped to " + shape.ToString() + "; ";
     Reshape(c, i, shape);
   }
 
