@@ -1,4 +1,5 @@
-// Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter (NHWC, filters HWIO), with TensorFlow's
+// Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter (NHWC, filters HWIO, grouped when the
+// input has a multiple of the filter's input channels, as TensorFlow's are), with TensorFlow's
 // op definitions, on oneDNN convolution primitives cached per geometry (onednn_conv.h); and
 // TensorFlow's internal _FusedConv2D, a Conv2D with BiasAdd and an activation fused in (written
 // by TensorFlow's grappler and by the core's remapper pass), on the same primitives with the bias
@@ -24,18 +25,21 @@ using shape_rules::ShapeStr;
 
 // ---- Shape functions.
 
-// [n, oh, ow, out_channels]; out_channels is filter[3] (HWIO) or in_channels * filter[3]
-// (depthwise), unknown where a dimension it needs is.
+// [n, oh, ow, out_channels]; out_channels is filter[3] (HWIO, grouped when the input has a
+// multiple of filter[2] channels) or in_channels * filter[3] (depthwise), unknown where a
+// dimension it needs is.
 sdk::Status ConvOutputShape(sdk::ShapeContext& c, bool depthwise) {
   WindowAttrs a;
   CFX_SDK_RETURN_IF_ERROR(ReadWindowAttrs(c.attrs(), true, &a));
   sdk::PartialShape in, f;
   CFX_SDK_RETURN_IF_ERROR(WithRank(c.input(0), 4, "input", &in));
   CFX_SDK_RETURN_IF_ERROR(WithRank(c.input(1), 4, "filter", &f));
-  if (in.dims[3] >= 0 && f.dims[2] >= 0 && in.dims[3] != f.dims[2])
+  if (depthwise && in.dims[3] >= 0 && f.dims[2] >= 0 && in.dims[3] != f.dims[2])
     return sdk::InvalidArgument("input has ", in.dims[3], " channels (shape ", ShapeStr(in.dims),
                                 ") but the filter expects ", f.dims[2], " (shape ",
                                 ShapeStr(f.dims), ")");
+  int64_t groups;
+  if (!depthwise) CFX_SDK_RETURN_IF_ERROR(sdk::ConvGroups(in.dims, f.dims, &groups));
   WindowDim h, w;
   const int64_t kh = f.dims[0] >= 0 ? f.dims[0] : 1, kw = f.dims[1] >= 0 ? f.dims[1] : 1;
   CFX_SDK_RETURN_IF_ERROR(ComputeWindows(a, in.dims[1], in.dims[2], kh, kw, &h, &w));

@@ -7,7 +7,8 @@
 
 namespace cfx::nn {
 
-// The convolution of input 0 (NHWC) by filter 1: [n, oh, ow, filter[3]], or with `depthwise`
+// The convolution of input 0 (NHWC) by filter 1 (grouped when the input has k * filter[2]
+// channels): [n, oh, ow, filter[3]], or with `depthwise`
 // [n, oh, ow, in_channels * filter[3]]. Channels that disagree, a window that does not fit the
 // input and sizes beyond int64 are InvalidArgument.
 sdk::Status ConvOutputShape(sdk::ShapeContext& c, bool depthwise);

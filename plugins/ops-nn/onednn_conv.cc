@@ -13,10 +13,11 @@ using dnnl::memory;
 using sdk::ConvGeometry;
 using Tag = memory::format_tag;
 
-// groups == 1: oihw weights; otherwise goihw with one input channel per group.
+// One group: oihw weights; otherwise goihw, with one input channel per group when depthwise.
 memory::dims WeightDims(const ConvGeometry& g, ConvKind kind) {
-  if (kind == ConvKind::kPlain) return {g.o, g.c, g.h.kernel, g.w.kernel};
-  return {g.c, g.o / g.c, 1, g.h.kernel, g.w.kernel};
+  if (kind == ConvKind::kDepthwise) return {g.c, g.o / g.c, 1, g.h.kernel, g.w.kernel};
+  if (g.groups == 1) return {g.o, g.c, g.h.kernel, g.w.kernel};
+  return {g.groups, g.o / g.groups, g.c / g.groups, g.h.kernel, g.w.kernel};
 }
 
 // The filter's shape as the op takes it.
@@ -138,6 +139,10 @@ sdk::Status ConvKernelBase::Geometry(const sdk::Shape& input, const sdk::Shape& 
     return sdk::InvalidArgument(
         "filter must have rank 4 ([height, width, in_channels, channel_multiplier]), got shape ",
         shape_rules::ShapeStr(filter));
+  if (input.size() == 4 && input[3] != filter[2])
+    return sdk::InvalidArgument("input has ", input[3], " channels (shape ",
+                                shape_rules::ShapeStr(input), ") but the filter expects ",
+                                filter[2], " (shape ", shape_rules::ShapeStr(filter), ")");
   CFX_SDK_RETURN_IF_ERROR(sdk::MakeConvGeometry(attrs_, input, filter, g));
   if (__builtin_mul_overflow(g->c, filter[3], &g->o))
     return sdk::InvalidArgument("in_channels ", g->c, " times channel_multiplier ", filter[3],
@@ -228,8 +233,9 @@ sdk::Result<ConvPrimitives*> ConvKernelBase::Primitives(const ConvGeometry& g) {
 }
 
 memory::desc ConvKernelBase::UserFilterDesc(const ConvGeometry& g) const {
-  // A depthwise filter [kh, kw, c, m] is goihw [c, m, 1, kh, kw] stored h, w, i, g, o.
-  if (kind_ == ConvKind::kDepthwise)
+  // A depthwise filter [kh, kw, c, m] is goihw [c, m, 1, kh, kw] stored h, w, i, g, o; so is a
+  // grouped one, [kh, kw, c / groups, o] as [groups, o / groups, c / groups, kh, kw].
+  if (kind_ == ConvKind::kDepthwise || g.groups != 1)
     return memory::desc(WeightDims(g, kind_), memory::data_type::f32, Tag::hwigo);
   return memory::desc(WeightDims(g, kind_), memory::data_type::f32, Tag::hwio);
 }

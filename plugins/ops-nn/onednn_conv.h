@@ -1,6 +1,7 @@
 // oneDNN convolution primitives shared by Conv2D and DepthwiseConv2dNative (and their backprops):
-// a plain convolution (filter HWIO) or a grouped one whose groups each see one input channel
-// (depthwise, filter [kh, kw, channels, multiplier]).
+// a plain or grouped convolution (filter HWIO, [kh, kw, channels / groups, out_channels]) or a
+// grouped one whose groups each see one input channel (depthwise, filter [kh, kw, channels,
+// multiplier]).
 //
 // Each kernel keeps the primitives it built per input geometry (the shapes of one node rarely
 // change), so a training step pays only for execution. Activations stay in TensorFlow's NHWC
@@ -28,8 +29,8 @@ namespace cfx::nn {
 
 const dnnl::engine& ConvEngine();
 
-// How the filter is laid out: Conv2D's HWIO (g.c inputs, g.o outputs) or a depthwise filter
-// [kh, kw, g.c, g.o / g.c] (one group per input channel).
+// How the filter is laid out: Conv2D's HWIO (g.c / g.groups inputs, g.o outputs) or a depthwise
+// filter [kh, kw, g.c, g.o / g.c] (one group per input channel).
 enum class ConvKind { kPlain, kDepthwise };
 
 enum class ConvPass { kForward, kBackwardData, kBackwardWeights };

@@ -35,20 +35,28 @@ std::vector<Conv> Configs() {
       {2, 6, 7, 8, 1, 1, 5, 1, 1, "VALID"},
       {1, 6, 6, 2, 3, 3, 2, 1, 1, "EXPLICIT", {1, 2, 0, 3}},
       {2, 28, 28, 1, 5, 5, 4, 1, 1, "SAME"},
+      // Grouped (TensorFlow's Conv2D with input channels a multiple of the filter's).
+      {2, 7, 6, 6, 3, 3, 9, 1, 1, "SAME", {}, 3},
+      {2, 9, 9, 8, 5, 5, 4, 2, 2, "EXPLICIT", {1, 2, 0, 3}, 2},
+      {1, 10, 10, 16, 7, 7, 16, 1, 1, "SAME", {}, 16},  // ConvNeXt's: one channel per group
   };
+}
+
+std::string Describe(const Conv& c) {
+  return c.padding + " stride " + std::to_string(c.stride) + " k" + std::to_string(c.kh) +
+         " groups " + std::to_string(c.groups);
 }
 
 TEST(Conv2D, MatchesTheNaiveConvolution) {
   for (const Conv& c : Configs()) {
-    SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride) + " k" +
-                 std::to_string(c.kh));
+    SCOPED_TRACE(Describe(c));
     const Geometry g = Geo(c);
-    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
+    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.filter_in() * c.o, 1.0);
     std::vector<double> y(c.n * g.oh * g.ow * c.o, 0.0);
     ForEachTerm(c, g, /*depthwise=*/false, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += double(x[xi]) * w[wi]; });
     Tensor out = RunNodeOk(ConvNode("Conv2D", c),
                            {MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x),
-                            MakeTensor<float>(TensorShape({c.kh, c.kw, c.c, c.o}), w)});
+                            MakeTensor<float>(TensorShape({c.kh, c.kw, c.filter_in(), c.o}), w)});
     EXPECT_EQ(out.shape(), TensorShape({c.n, g.oh, g.ow, c.o}));
     ExpectNear(y, out, 1e-4);
   }
@@ -93,9 +101,9 @@ TEST(Conv2D, ConstantFilterIsReorderedOnceAndStaysRight) {
 
 TEST(Conv2DBackprop, InputAndFilterGradientsAreTheAdjoints) {
   for (const Conv& c : Configs()) {
-    SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride));
+    SCOPED_TRACE(Describe(c));
     const Geometry g = Geo(c);
-    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0);
+    std::vector<float> x = Ramp<float>(c.n * c.h * c.w * c.c), w = Ramp<float>(c.kh * c.kw * c.filter_in() * c.o, 1.0);
     std::vector<float> dy = Ramp<float>(c.n * g.oh * g.ow * c.o, 2.0);
     std::vector<double> dx(x.size(), 0.0), dw(w.size(), 0.0);
     ForEachTerm(c, g, /*depthwise=*/false, [&](int64_t xi, int64_t wi, int64_t yi) {
@@ -105,11 +113,11 @@ TEST(Conv2DBackprop, InputAndFilterGradientsAreTheAdjoints) {
     Tensor dy_t = MakeTensor<float>(TensorShape({c.n, g.oh, g.ow, c.o}), dy);
     Tensor got_dx = RunNodeOk(ConvNode("Conv2DBackpropInput", c),
                               {MakeVector<int32_t>({int32_t(c.n), int32_t(c.h), int32_t(c.w), int32_t(c.c)}),
-                               MakeTensor<float>(TensorShape({c.kh, c.kw, c.c, c.o}), w), dy_t});
+                               MakeTensor<float>(TensorShape({c.kh, c.kw, c.filter_in(), c.o}), w), dy_t});
     ExpectNear(dx, got_dx, 1e-4);
     Tensor got_dw = RunNodeOk(ConvNode("Conv2DBackpropFilter", c),
                               {MakeTensor<float>(TensorShape({c.n, c.h, c.w, c.c}), x),
-                               MakeVector<int32_t>({int32_t(c.kh), int32_t(c.kw), int32_t(c.c), int32_t(c.o)}),
+                               MakeVector<int32_t>({int32_t(c.kh), int32_t(c.kw), int32_t(c.filter_in()), int32_t(c.o)}),
                                dy_t});
     ExpectNear(dw, got_dw, 1e-4);
   }
@@ -129,6 +137,21 @@ TEST(Conv2D, ShapeInference) {
   auto bad = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 4}),
                                                  PartialTensorShape({5, 5, 3, 8})});
   ExpectError(bad.status(), Code::kInvalidArgument, "input has 4 channels");
+  // Grouped: 12 input channels over a filter of 3 are 4 groups of 2 outputs each.
+  shapes = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 12}),
+                                               PartialTensorShape({5, 5, 3, 8})});
+  ASSERT_OK(shapes.status());
+  EXPECT_EQ((*shapes)[0].ToString(), PartialTensorShape({2, 12, 12, 8}).ToString());
+  bad = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 12}),
+                                            PartialTensorShape({5, 5, 3, 6})});
+  ExpectError(bad.status(), Code::kInvalidArgument,
+              "the filter's 6 output channels (shape [5,5,3,6]) are not a multiple of the 4 "
+              "groups of the input's 12 channels");
+  bad = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 12}),
+                                            PartialTensorShape({5, 5, 0, 6})});
+  ExpectError(bad.status(), Code::kInvalidArgument,
+              "input has 12 channels (shape [2,28,27,12]), not a multiple of the filter's 0 "
+              "input channels");
 }
 
 // Dilations, strides and paddings are attrs of any size: window arithmetic that does not fit

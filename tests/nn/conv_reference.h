@@ -33,12 +33,14 @@ inline void Window(int64_t in, int64_t k, int64_t s, int64_t d, const std::strin
   }
 }
 
-// A convolution: input [n, h, w, c], filter [kh, kw, c, o] (o is the channel multiplier of a
-// depthwise convolution), square strides and dilations.
+// A convolution: input [n, h, w, c], filter [kh, kw, c / groups, o] (o is the channel
+// multiplier of a depthwise convolution), square strides and dilations.
 struct Conv {
   int64_t n, h, w, c, kh, kw, o, stride, dilation;
   std::string padding;
   std::vector<int64_t> explicit_pad = {};  // top, bottom, left, right
+  int64_t groups = 1;                      // plain convolutions only
+  int64_t filter_in() const { return c / groups; }
 };
 
 struct Geometry {
@@ -56,8 +58,10 @@ inline Geometry Geo(const Conv& c) {
 }
 
 // Calls fn(x index, filter index, y index) for every product term of the convolution. A plain
-// convolution sums over input channels into each of its o outputs; a depthwise one (`depthwise`)
-// sends input channel ci through filter [.., .., ci, m] to output channel ci * o + m alone.
+// convolution sums over input channels into each of its o outputs (with groups, input channel ci
+// of group k = ci / (c / groups) reaches outputs [k * o / groups, (k + 1) * o / groups) through
+// filter [.., .., ci % (c / groups), ..]); a depthwise one (`depthwise`) sends input channel ci
+// through filter [.., .., ci, m] to output channel ci * o + m alone.
 template <typename Fn>
 void ForEachTerm(const Conv& c, const Geometry& g, bool depthwise, Fn fn) {
   const int64_t out_channels = depthwise ? c.c * c.o : c.o;
@@ -70,10 +74,16 @@ void ForEachTerm(const Conv& c, const Geometry& g, bool depthwise, Fn fn) {
             const int64_t ix = ox * c.stride + kx * c.dilation - g.pw;
             if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
             const int64_t y_pixel = ((b * g.oh + oy) * g.ow + ox) * out_channels;
-            for (int64_t ci = 0; ci < c.c; ++ci)
-              for (int64_t co = 0; co < c.o; ++co)
-                fn(((b * c.h + iy) * c.w + ix) * c.c + ci, ((ky * c.kw + kx) * c.c + ci) * c.o + co,
+            const int64_t per_group_in = c.filter_in(), per_group_out = c.o / c.groups;
+            for (int64_t ci = 0; ci < c.c; ++ci) {
+              const int64_t k = ci / per_group_in, fi = depthwise ? ci : ci % per_group_in;
+              const int64_t first = depthwise ? 0 : k * per_group_out;
+              const int64_t last = depthwise ? c.o : first + per_group_out;
+              for (int64_t co = first; co < last; ++co)
+                fn(((b * c.h + iy) * c.w + ix) * c.c + ci,
+                   ((ky * c.kw + kx) * (depthwise ? c.c : per_group_in) + fi) * c.o + co,
                    y_pixel + (depthwise ? ci * c.o : 0) + co);
+            }
           }
 }
 

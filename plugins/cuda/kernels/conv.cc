@@ -290,6 +290,10 @@ class ConvKernel {
     }
     sdk::ConvGeometry g;
     CFX_SDK_RETURN_IF_ERROR(sdk::MakeConvGeometry(attrs_, input_shape, filter_shape, &g));
+    if (g.groups != 1)
+      return sdk::Unimplemented("grouped convolution (", g.groups, " groups of ", g.c / g.groups,
+                                " input channels) is not supported on GPU; place the node on "
+                                "the CPU");
     if (P != Pass::kForward)
       CFX_SDK_RETURN_IF_ERROR(sdk::CheckOutBackprop(ctx.input(2).shape(), g));
     const sdk::Shape out_shape = P == Pass::kForward        ? g.output()

@@ -202,14 +202,41 @@ inline Status ComputeWindows(const WindowAttrs& a, int64_t in_h, int64_t in_w, i
   return ComputeWindow(w, a.padding, a.explicit_pad[2], a.explicit_pad[3], "column");
 }
 
-// Geometry of one convolution: input [n, h, w, c], filter [kh, kw, c, o], output [n, oh, ow, o].
+// The groups of a convolution (TensorFlow's grouped Conv2D): the input's channels split into
+// in_channels / filter_in_channels groups, each convolved with its own out_channels / groups
+// filters. Unknown dims (< 0) give unknown groups (-1); channels that do not split evenly are
+// InvalidArgument naming both shapes.
+inline Status ConvGroups(const Shape& input, const Shape& filter, int64_t* groups) {
+  const int64_t in_c = input[3], filter_c = filter[2], out_c = filter[3];
+  *groups = -1;
+  if (in_c < 0 || filter_c < 0) return Status();
+  if (in_c == filter_c) {
+    *groups = 1;
+    return Status();
+  }
+  if (filter_c == 0 || in_c % filter_c != 0)
+    return InvalidArgument("input has ", in_c, " channels (shape ", shape_rules::ShapeStr(input),
+                           "), not a multiple of the filter's ", filter_c,
+                           " input channels (shape ", shape_rules::ShapeStr(filter), ")");
+  *groups = in_c / filter_c;
+  if (out_c >= 0 && out_c % *groups != 0)
+    return InvalidArgument("the filter's ", out_c, " output channels (shape ",
+                           shape_rules::ShapeStr(filter), ") are not a multiple of the ", *groups,
+                           " groups of the input's ", in_c, " channels (shape ",
+                           shape_rules::ShapeStr(input), ")");
+  return Status();
+}
+
+// Geometry of one convolution: input [n, h, w, c], filter [kh, kw, c / groups, o], output
+// [n, oh, ow, o]. With groups > 1, output channels [k * o / groups, (k + 1) * o / groups) see
+// only input channels [k * c / groups, (k + 1) * c / groups).
 struct ConvGeometry {
-  int64_t n = 0, c = 0, o = 0;
+  int64_t n = 0, c = 0, o = 0, groups = 1;
   WindowDim h, w;
   Shape input() const { return {n, h.in, w.in, c}; }
-  Shape filter() const { return {h.kernel, w.kernel, c, o}; }
+  Shape filter() const { return {h.kernel, w.kernel, c / groups, o}; }
   Shape output() const { return {n, h.out, w.out, o}; }
-  std::vector<int64_t> Key() const { return {n, c, o, h.in, w.in, h.kernel, w.kernel}; }
+  std::vector<int64_t> Key() const { return {n, c, o, groups, h.in, w.in, h.kernel, w.kernel}; }
 };
 
 inline Status MakeConvGeometry(const WindowAttrs& a, const Shape& input, const Shape& filter,
@@ -220,10 +247,7 @@ inline Status MakeConvGeometry(const WindowAttrs& a, const Shape& input, const S
   if (filter.size() != 4)
     return InvalidArgument("filter must have rank 4 (HWIO), got shape ",
                            shape_rules::ShapeStr(filter));
-  if (input[3] != filter[2])
-    return InvalidArgument("input has ", input[3], " channels (shape ",
-                           shape_rules::ShapeStr(input), ") but the filter expects ", filter[2],
-                           " (shape ", shape_rules::ShapeStr(filter), ")");
+  CFX_SDK_RETURN_IF_ERROR(ConvGroups(input, filter, &g->groups));
   g->n = input[0];
   g->c = input[3];
   g->o = filter[3];
