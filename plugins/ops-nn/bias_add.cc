@@ -9,6 +9,7 @@
 
 #include "conflux/sdk/data_format.h"
 #include "conflux/sdk/shape_rules.h"
+#include "conflux/sdk/wrapping_arithmetic.h"
 #include "nn_ops.h"
 
 namespace cfx::nn {
@@ -81,18 +82,6 @@ sdk::Status BiasAddGradShape(sdk::ShapeContext& c) {
 
 // ---- Kernels.
 
-// Integers wrap around on overflow (two's complement), as the CPU plugin's element-wise ops do,
-// instead of being undefined; floating point adds plainly.
-template <typename T>
-T Plus(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-
 template <typename T>
 class BiasAddKernel {
  public:
@@ -121,7 +110,7 @@ class BiasAddKernel {
       const int64_t c = v.channels;
       ctx.ParallelFor(v.outer, c, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r)
-          for (int64_t j = 0; j < c; ++j) o[r * c + j] = Plus(in[r * c + j], b[j]);
+          for (int64_t j = 0; j < c; ++j) o[r * c + j] = sdk::WrappingAdd(in[r * c + j], b[j]);
       });
     } else {
       // Rows of `inner` elements, each plus one bias entry.
@@ -129,7 +118,7 @@ class BiasAddKernel {
       ctx.ParallelFor(v.outer * c, n, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const T add = b[r % c];
-          for (int64_t k = 0; k < n; ++k) o[r * n + k] = Plus(in[r * n + k], add);
+          for (int64_t k = 0; k < n; ++k) o[r * n + k] = sdk::WrappingAdd(in[r * n + k], add);
         }
       });
     }
@@ -169,7 +158,7 @@ class BiasAddGradKernel {
         for (int64_t r = 0; r < outer; ++r) {
           const T* row = g + r * c;
           for (int64_t j = begin; j < end; ++j)
-            sums[j - begin] = Plus<SumType<T>>(sums[j - begin], row[j]);
+            sums[j - begin] = sdk::WrappingAdd<SumType<T>>(sums[j - begin], row[j]);
         }
         for (int64_t j = begin; j < end; ++j) o[j] = static_cast<T>(sums[j - begin]);
         return;
@@ -178,7 +167,7 @@ class BiasAddGradKernel {
         SumType<T> sum(0);
         for (int64_t r = 0; r < outer; ++r) {
           const T* block = g + (r * c + j) * n;
-          for (int64_t k = 0; k < n; ++k) sum = Plus<SumType<T>>(sum, block[k]);
+          for (int64_t k = 0; k < n; ++k) sum = sdk::WrappingAdd<SumType<T>>(sum, block[k]);
         }
         o[j] = static_cast<T>(sum);
       }

@@ -24,6 +24,7 @@
 
 #include "conflux/sdk.h"
 #include "conflux/sdk/broadcast_plan.h"
+#include "conflux/sdk/wrapping_arithmetic.h"
 
 namespace cfx::cpu {
 
@@ -34,39 +35,11 @@ sdk::Status ExpectInputs(const sdk::KernelContext& ctx, std::initializer_list<cf
 // The same for a count of inputs known only at run time (AddN's N).
 sdk::Status ExpectInputs(const sdk::KernelContext& ctx, std::span<const cfx_dtype> dtypes);
 
-// Integer arithmetic that wraps around on overflow (two's complement, as TensorFlow's kernels
-// behave in practice) instead of being undefined; plain arithmetic for floating point. The
-// reductions (reduction_loops.h) use them too.
-template <typename T>
-T WrappingAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    static_assert(sizeof(T) >= sizeof(int), "narrow integers would promote to int");
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
-template <typename T>
-T WrappingSub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    static_assert(sizeof(T) >= sizeof(int), "narrow integers would promote to int");
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-  } else {
-    return a - b;
-  }
-}
-template <typename T>
-T WrappingMultiply(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    static_assert(sizeof(T) >= sizeof(int), "narrow integers would promote to int");
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return a * b;
-  }
-}
+// Integer arithmetic that wraps around on overflow (conflux/sdk/wrapping_arithmetic.h); the
+// reductions (reduction_loops.h) use it too.
+using sdk::WrappingAdd;
+using sdk::WrappingMultiply;
+using sdk::WrappingSub;
 // False for every integer.
 template <typename T>
 bool IsNan(T v) {
