@@ -1,0 +1,94 @@
+// Small models of common Keras model families (ResNet, MobileNetV2, EfficientNet, DenseNet,
+// Inception, VGG, ConvNeXt, a transformer encoder, LSTM and GRU), frozen by TensorFlow, run
+// through a Session and compared with TensorFlow's own outputs. Fixtures: tests/fixtures/models
+// (made by make_models.py; manifest.txt lists the cases, one test per case).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tf_fixture_manifest.h"
+
+namespace cfx {
+namespace {
+
+using namespace test;  // NOLINT
+
+// The models are float32 end to end, each output a few hundred to a few thousand multiply-adds
+// deep, and TensorFlow and Conflux sum in different orders (other convolution and GEMM
+// blockings; XLA for the grouped convolution): their outputs differed by at most 1e-6 absolute
+// and 8e-6 relative when the fixtures were made. 1e-4 absolute + 1e-4 relative leaves room for
+// other blockings (thread counts, instruction sets), while a wrong op (a missed epsilon, an
+// off-by-one window, a swapped gate) moves a probability or logit by far more: the logits have
+// standard deviation 2 (README.md).
+constexpr double kAtol = 1e-4;
+constexpr double kRtol = 1e-4;
+
+std::string FixtureDir() { return std::string(CONFLUX_SOURCE_DIR) + "/tests/fixtures/models"; }
+
+const std::vector<FixtureCase>& AllCases() {
+  static const std::vector<FixtureCase> cases = ReadFixtureManifest(FixtureDir());
+  return cases;
+}
+
+// The cases Conflux runs, or those that need ops it lacks.
+std::vector<FixtureCase> Cases(bool runnable) {
+  std::vector<FixtureCase> out;
+  for (const FixtureCase& c : AllCases())
+    if (c.needs.empty() == runnable) out.push_back(c);
+  return out;
+}
+
+const std::vector<FixtureCase>& Runnable() {
+  static const std::vector<FixtureCase> cases = Cases(true);
+  return cases;
+}
+
+const std::vector<FixtureCase>& Unsupported() {
+  static const std::vector<FixtureCase> cases = Cases(false);
+  return cases;
+}
+
+TEST(TfModelCorpus, ManifestListsEveryModel) {
+  // 12 cases when written (README.md); fewer means the manifest is missing or truncated.
+  EXPECT_EQ(AllCases().size(), 12u) << FixtureDir() << "/manifest.txt";
+  for (const FixtureCase& c : AllCases()) EXPECT_TRUE(c.error.empty()) << c.name << ": " << c.error;
+}
+
+class TfModelCorpus : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(TfModelCorpus, MatchesTensorFlow) {
+  RunFixtureCase(FixtureDir(), Runnable()[GetParam()], kAtol, kRtol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, TfModelCorpus, ::testing::Range<size_t>(0, Runnable().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return Runnable()[info.param].name;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TfModelCorpus);
+
+// A model needing an op Conflux lacks (a manifest line "#needs OP ...") is refused with an error
+// naming the op, not run wrongly or crashed on; once the op exists the test fails, and the line
+// loses its "#needs".
+TEST(TfModelCorpus, MissingOpsAreNamed) {
+  if (Unsupported().empty()) GTEST_SKIP() << "the manifest has no #needs line: every model runs";
+  for (const FixtureCase& c : Unsupported()) {
+    SCOPED_TRACE(c.name);
+    LoadedCase loaded;
+    ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FixtureDir(), c, &loaded));
+    StatusOr<std::unique_ptr<Session>> session = Session::Create(&TestRuntime(), loaded.graph);
+    Status status = session.status();
+    if (status.ok()) {
+      std::vector<Tensor> outputs;
+      status = (*session)->Run(loaded.feeds, loaded.fetches, {}, &outputs);
+    }
+    ASSERT_FALSE(status.ok()) << "it ran";
+    EXPECT_TRUE(std::any_of(c.needs.begin(), c.needs.end(), [&](const std::string& op) {
+      return status.message().find(op) != std::string::npos;
+    })) << status;
+  }
+}
+
+}  // namespace
+}  // namespace cfx
