@@ -33,7 +33,7 @@ def main():
     cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
     assert r["peak_bytes"].get(cpu, 0) > 0, r["peak_bytes"]
     ops = [t["op"] for t in r["top_ops"]]
-    assert len(ops) == 3 and "MatMul" in ops, ops
+    assert len(ops) == 3 and "_FusedMatMul" in ops, ops  # MatMul + bias, remapped
     assert all(t["nodes"] >= 1 and t["ms"] >= 0 for t in r["top_ops"]), r["top_ops"]
 
     fed = bench(conflux, graph, "--feed",

@@ -63,8 +63,11 @@ def check_affine(conflux, src, work):
     with open(trace) as f:
         events = json.load(f)["traceEvents"]
     names = {e["name"] for e in events if e["ph"] == "X"}
-    missing = {"xw", "xw_b", "y", "total"} - names
+    # The remapper fused xw (MatMul), xw_b (AddV2 of a Const vector) and y (Relu) into y.
+    missing = {"y", "total"} - names
     assert not missing, "trace lacks %s; has %s" % (missing, names)
+    ops = {e["name"]: e.get("args", {}).get("op") for e in events if e["ph"] == "X"}
+    assert ops["y"] == "_FusedMatMul", ops
     assert "x" not in names, "the fed node x ran: %s" % names
     processes = [e["args"]["name"] for e in events
                  if e["ph"] == "M" and e["name"] == "process_name"]

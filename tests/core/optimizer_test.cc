@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "conflux/graph.h"
@@ -183,6 +185,50 @@ TEST(OptimizerCse, LeavesKeptNodesAlone) {
   ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), {"x", "b", "c"}, &out, &stats));
   EXPECT_EQ(stats.cse_removed, 0);
   EXPECT_EQ(out, def);
+}
+
+// x * 1 and 1 * x with a scalar Const one (Keras' swish writes beta * x with beta = 1) become
+// Identity(x) under the Mul's name, with every control input of the Mul and of the Const; the
+// values (NaN, infinities, signed zeros) are the same bits. A one that broadcasts ([1] against a
+// scalar x gives [1]), another value, a dtype the rule does not cover (int8) and a fetched Const
+// stay Muls.
+TEST(OptimizerFolding, MultiplyByScalarOneBecomesIdentity) {
+  NodeDef one = ConstNode("one", Tensor::Scalar<float>(DT_FLOAT, 1.0f));
+  one.input = {"^gate"};
+  NodeDef gate = Op("gate", "NoOp", {});
+  GraphDef def = Def({PlaceholderNode("x"), gate, one, Op("later", "NoOp", {}),
+                      F("left", "Mul", {"one", "x", "^later"}), F("right", "Mul", {"x", "one"}),
+                      F("out", "AddV2", {"left", "right"})});
+  GraphOptimizerStats stats;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::map<std::string, Tensor> feeds = {
+      {"x:0", test::MakeVector<float>({-0.0f, inf, -inf, std::nanf(""), 3.5f})}};
+  GraphDef out = OptimizeAndCompare(def, FoldingOnly(), {"x", "out"},
+                                    {"left:0", "right:0", "out:0"}, &stats, feeds);
+  EXPECT_EQ(stats.simplified, 2);
+  EXPECT_EQ(Find(out, "one"), nullptr) << "no reader is left";
+  const NodeDef* left = Find(out, "left");
+  ASSERT_NE(left, nullptr);
+  EXPECT_EQ(left->op, "Identity");
+  EXPECT_THAT(left->input, ElementsAre("x", "^later", "^gate"));
+  EXPECT_EQ(Find(out, "right")->op, "Identity");
+  EXPECT_THAT(Find(out, "right")->input, ElementsAre("x", "^gate"));
+
+  for (const Tensor& other : {test::MakeVector<float>({1.0f}), Tensor::Scalar<float>(DT_FLOAT, 2.0f),
+                              Tensor::Scalar<int8_t>(DT_INT8, 1)}) {
+    SCOPED_TRACE(other.DebugString());
+    const AttrValue dtype = AttrValue::Type(other.dtype());
+    GraphDef kept = Def({Op("x", "Placeholder", {}, {{"dtype", dtype}}), ConstNode("one", other),
+                         Op("m", "Mul", {"x", "one"}, {{"T", dtype}})});
+    GraphDef optimized = kept;
+    ASSERT_OK(OptimizeGraph(TestRuntime(), FoldingOnly(), {"x", "m"}, &optimized, &stats));
+    EXPECT_EQ(stats.simplified, 0);
+    EXPECT_EQ(Find(optimized, "m")->op, "Mul");
+  }
+  GraphDef fed = Def({PlaceholderNode("x"), ConstNode("one", Tensor::Scalar<float>(DT_FLOAT, 1.0f)),
+                      F("m", "Mul", {"x", "one"})});
+  ASSERT_OK(OptimizeGraph(TestRuntime(), FoldingOnly(), {"x", "m", "one"}, &fed, &stats));
+  EXPECT_EQ(Find(fed, "m")->op, "Mul") << "a kept Const may be fed another value";
 }
 
 TEST(OptimizerFolding, FoldsConstantSubgraphs) {

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <stdexcept>
+
 #include "conflux/runtime.h"
 #include "graph_builder.h"
 #include "kernel_test_util.h"
@@ -171,6 +174,233 @@ TEST(FuseContractions, LeavesMismatchedPatternsAlone) {
     for (NodeDef& n : g.node)
       if (n.name == "bias_add") n.attr["T"] = AttrValue::Type(DT_DOUBLE);
     EXPECT_EQ(FuseContractions(&g, {}, AlwaysCpu), 0);
+  }
+}
+
+const Tensor& ValueOf(const GraphDef& g, const std::string& name) {
+  return Find(g, name)->attr.at("value").tensor;
+}
+
+// Keras' BatchNormalization in inference, x * scale + offset after a Conv2D: the scale folds into
+// the filter (per output channel), the add of a channel vector ([1, 1, 1, C] here) fuses as the
+// bias, the Relu as the activation: one node. The Mul may take the scale on either side. After
+// a Conv2D with a bias (Keras' use_bias=True), the scale folds into the bias too and the offset
+// adds to it.
+TEST(FuseContractions, BatchNormAsScaleAndOffsetFoldsIntoTheConvolution) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool scale_first = variant == 1, with_bias = variant == 2;
+    SCOPED_TRACE(with_bias ? "Mul(BiasAdd(conv, b), scale)"
+                 : scale_first ? "Mul(scale, conv)" : "Mul(conv, scale)");
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    b.Const("w", MakeTensor<float>(TensorShape({1, 1, 2, 2}), {1, 2, 3, 4}));
+    b.Const("scale", MakeTensor<float>(TensorShape({2}), {2, -1}));
+    b.Const("offset", MakeTensor<float>(TensorShape({1, 1, 1, 2}), {0.5, 1}));
+    b.Op("ctl", "NoOp");
+    b.Op("conv", "Conv2D", {"x", "w"},
+         {{"T", kFloat},
+          {"strides", AttrValue::IntList({1, 1, 1, 1})},
+          {"padding", AttrValue::String("SAME")}});
+    std::string product = "conv";
+    if (with_bias) {
+      b.Const("b", MakeTensor<float>(TensorShape({2}), {10, 20}));
+      b.Op("bias_add", "BiasAdd", {"conv", "b"}, {{"T", kFloat}});
+      product = "bias_add";
+    }
+    b.Op("mul", "Mul",
+         scale_first ? std::vector<std::string>{"scale", product, "^ctl"}
+                     : std::vector<std::string>{product, "scale", "^ctl"},
+         {{"T", kFloat}});
+    b.Op("add", "AddV2", {"mul", "offset"}, {{"T", kFloat}});
+    b.Op("act", "Relu", {"add"}, {{"T", kFloat}});
+    b.Op("out", "Identity", {"act"}, {{"T", kFloat}});
+    GraphDef g = b.graph();
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), with_bias ? 3 : 2)
+        << "a scale folded, the offset merged into the bias (with one), a fusion";
+    for (const char* gone : {"conv", "bias_add", "mul", "scale", "add"})
+      EXPECT_EQ(Find(g, gone), nullptr) << gone;
+    EXPECT_EQ(Find(g, "offset") == nullptr, with_bias);
+    const NodeDef* fused = Find(g, "act");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->op, "_FusedConv2D");
+    EXPECT_EQ(fused->input,
+              (std::vector<std::string>{"x", "w", with_bias ? "b" : "offset", "^ctl"}));
+    EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "Relu"}));
+    ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 2, 2}), {2, -2, 6, -4}),
+                      ValueOf(g, "w"));
+    if (with_bias)  // (b * scale) + offset
+      ExpectTensorEqual(MakeTensor<float>(TensorShape({2}), {20.5, -19}), ValueOf(g, "b"));
+    else
+      ExpectTensorEqual(MakeTensor<float>(TensorShape({2}), {0.5, 1}), ValueOf(g, "offset"));
+  }
+}
+
+// Two convolutions that read one filter and one bias Const (CSE merges equal Consts, such as the
+// zero biases of an untrained model), each scaled differently: each gets its own folded copy,
+// and neither sees the other's scale.
+TEST(FuseContractions, SharedFiltersAndBiasesAreCopiedBeforeFolding) {
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("w", MakeTensor<float>(TensorShape({1, 1, 1, 2}), {1, 2}));
+  b.Const("b", MakeTensor<float>(TensorShape({2}), {3, 4}));
+  for (const char* k : {"1", "2"}) {
+    const std::string n = k;
+    b.Const("scale" + n, MakeTensor<float>(TensorShape({2}), {n == "1" ? 10.f : 100.f, -1}));
+    b.Op("conv" + n, "Conv2D", {"x", "w"},
+         {{"T", kFloat},
+          {"strides", AttrValue::IntList({1, 1, 1, 1})},
+          {"padding", AttrValue::String("SAME")}});
+    b.Op("bias" + n, "BiasAdd", {"conv" + n, "b"}, {{"T", kFloat}});
+    b.Op("y" + n, "Mul", {"bias" + n, "scale" + n}, {{"T", kFloat}});
+  }
+  GraphDef g = b.graph();
+  ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2 + 2) << "two folds, two fusions";
+  for (const auto& [y, scale] : std::vector<std::pair<std::string, float>>{{"y1", 10.f},
+                                                                            {"y2", 100.f}}) {
+    SCOPED_TRACE(y);
+    const NodeDef* fused = Find(g, y);
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->op, "_FusedConv2D");
+    ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 1, 2}), {1 * scale, -2}),
+                      ValueOf(g, fused->input[1]));
+    ExpectTensorEqual(MakeTensor<float>(TensorShape({2}), {3 * scale, -4}),
+                      ValueOf(g, fused->input[2]));
+  }
+  EXPECT_NE(Find(g, "y1")->input[1], Find(g, "y2")->input[1]);
+  EXPECT_NE(Find(g, "y1")->input[2], Find(g, "y2")->input[2]);
+
+  // A [1, 1, 1, C] offset that two adds read becomes a vector for each fused node, and stays as
+  // it was for a third reader.
+  GraphBuilder shared;
+  shared.Placeholder("x", DT_FLOAT);
+  shared.Const("w", MakeTensor<float>(TensorShape({1, 1, 1, 2}), {1, 2}));
+  shared.Const("offset", MakeTensor<float>(TensorShape({1, 1, 1, 2}), {5, 6}));
+  for (const char* k : {"1", "2"}) {
+    const std::string n = k;
+    shared.Op("conv" + n, "Conv2D", {"x", "w"},
+              {{"T", kFloat},
+               {"strides", AttrValue::IntList({1, 1, 1, 1})},
+               {"padding", AttrValue::String("SAME")}});
+    shared.Op("y" + n, "AddV2", {"conv" + n, "offset"}, {{"T", kFloat}});
+  }
+  shared.Op("other", "Neg", {"offset"}, {{"T", kFloat}});
+  g = shared.graph();
+  ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2);
+  for (const char* y : {"y1", "y2"}) {
+    SCOPED_TRACE(y);
+    ASSERT_EQ(Find(g, y)->op, "_FusedConv2D");
+    ExpectTensorEqual(MakeTensor<float>(TensorShape({2}), {5, 6}),
+                      ValueOf(g, Find(g, y)->input[2]));
+  }
+  ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 1, 2}), {5, 6}), ValueOf(g, "offset"));
+}
+
+// The filter element's output channel: depthwise [kh, kw, c, m] gives channel c * m + m', MatMul
+// with transpose_b a row of [n, k]; a scalar scales everything.
+TEST(FuseContractions, ScalesFoldIntoDepthwiseAndMatMulFilters) {
+  {
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    b.Const("w", MakeTensor<float>(TensorShape({1, 1, 2, 2}), {1, 2, 3, 4}));
+    b.Const("scale", MakeTensor<float>(TensorShape({4}), {1, 10, 100, 1000}));
+    b.Op("conv", "DepthwiseConv2dNative", {"x", "w"},
+         {{"T", kFloat},
+          {"strides", AttrValue::IntList({1, 1, 1, 1})},
+          {"padding", AttrValue::String("VALID")}});
+    b.Op("mul", "Mul", {"conv", "scale"}, {{"T", kFloat}});
+    GraphDef g = b.graph();
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+    EXPECT_EQ(Find(g, "mul")->op, "DepthwiseConv2dNative");
+    ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 2, 2}), {1, 20, 300, 4000}),
+                      ValueOf(g, "w"));
+  }
+  for (const Tensor& scale : {MakeTensor<float>(TensorShape({1, 3}), {1, 10, 100}),
+                              Tensor::Scalar<float>(DT_FLOAT, 3.0f)}) {
+    SCOPED_TRACE(scale.DebugString());
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    b.Const("w", MakeTensor<float>(TensorShape({3, 2}), {1, 2, 3, 4, 5, 6}));  // [n, k]
+    b.Const("scale", scale);
+    b.Op("mm", "MatMul", {"x", "w"}, {{"T", kFloat}, {"transpose_b", AttrValue::Bool(true)}});
+    b.Op("mul", "Mul", {"mm", "scale"}, {{"T", kFloat}});
+    GraphDef g = b.graph();
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+    EXPECT_EQ(Find(g, "mul")->op, "MatMul");
+    EXPECT_TRUE(Find(g, "mul")->attr.at("transpose_b").b);
+    ExpectTensorEqual(scale.num_elements() == 1
+                          ? MakeTensor<float>(TensorShape({3, 2}), {3, 6, 9, 12, 15, 18})
+                          : MakeTensor<float>(TensorShape({3, 2}), {1, 2, 30, 40, 500, 600}),
+                      ValueOf(g, "w"));
+  }
+}
+
+// What would change the product's shape or values, or what others read, stays as it is: a scale
+// or bias that varies along another dimension, broadcasts to a higher rank or has another
+// channel count; a filter or scale that is not a Const; NCHW.
+TEST(FuseContractions, ScalesAndAddsThatAreNotPerChannelStay) {
+  struct Case {
+    const char* what;
+    std::function<void(GraphDef&)> edit;
+  };
+  auto node = [](GraphDef& g, const std::string& name) -> NodeDef& {
+    for (NodeDef& n : g.node)
+      if (n.name == name) return n;
+    throw std::runtime_error("no node " + name);
+  };
+  auto replace_const = [node](const char* name, Tensor value) {
+    return [node, name, value](GraphDef& g) {
+      node(g, name).attr["value"] = AttrValue::TensorValue(value);
+    };
+  };
+  auto add_node = [](GraphDef& g, const std::string& name, const std::string& op,
+                     std::vector<std::string> inputs,
+                     std::vector<std::pair<std::string, AttrValue>> attrs) {
+    GraphBuilder extra;
+    extra.Op(name, op, std::move(inputs), std::move(attrs));
+    g.node.push_back(extra.graph().node[0]);
+  };
+  const std::vector<Case> cases = {
+      {"scale along another dim",
+       replace_const("scale", MakeTensor<float>(TensorShape({2, 1}), {2, 3}))},
+      {"scale of rank 5",
+       replace_const("scale", MakeTensor<float>(TensorShape({1, 1, 1, 1, 2}), {2, 3}))},
+      {"bias with one channel for two",
+       replace_const("offset", MakeTensor<float>(TensorShape({1}), {2}))},
+      {"bias along another dim",
+       replace_const("offset", MakeTensor<float>(TensorShape({1, 1, 2, 1}), {2, 3}))},
+      {"filter fed",
+       [&](GraphDef& g) {
+         node(g, "conv").input[1] = "fed_w";
+         add_node(g, "fed_w", "Placeholder", {}, {{"dtype", kFloat}});
+       }},
+      {"scale fed",
+       [&](GraphDef& g) {
+         node(g, "mul").input[1] = "fed";
+         add_node(g, "fed", "Placeholder", {}, {{"dtype", kFloat}});
+       }},
+      {"NCHW",
+       [&](GraphDef& g) { node(g, "conv").attr["data_format"] = AttrValue::String("NCHW"); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    b.Const("w", MakeTensor<float>(TensorShape({1, 1, 2, 2}), {1, 2, 3, 4}));
+    b.Const("scale", MakeTensor<float>(TensorShape({2}), {2, -1}));
+    b.Const("offset", MakeTensor<float>(TensorShape({2}), {0.5, 1}));
+    b.Op("conv", "Conv2D", {"x", "w"},
+         {{"T", kFloat},
+          {"strides", AttrValue::IntList({1, 1, 1, 1})},
+          {"padding", AttrValue::String("SAME")}});
+    b.Op("mul", "Mul", {"conv", "scale"}, {{"T", kFloat}});
+    b.Op("add", "AddV2", {"mul", "offset"}, {{"T", kFloat}});
+    GraphDef g = b.graph();
+    c.edit(g);
+    const bool bias_case = std::string(c.what).find("bias") != std::string::npos;
+    // A bad bias still lets the scale fold (and the Mul go); everything else stays.
+    EXPECT_EQ(FuseContractions(&g, {}, AlwaysCpu), bias_case ? 1 : 0);
+    EXPECT_EQ(Find(g, "add")->op, "AddV2");
+    EXPECT_EQ(Find(g, "mul") != nullptr && Find(g, "mul")->op == "Mul", !bias_case);
   }
 }
 

@@ -10,6 +10,8 @@
 // float ulp is 3e-5, so the two agree within a few of those ulps: 2e-4 absolute, 1e-5 relative.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -158,6 +160,44 @@ TEST(FusedContraction, BadBiasesAndUnsupportedEpiloguesAreErrors) {
   ExpectError(RunNode(oihw, {x, w, bias}), Code::kUnimplemented, "OIHW");
 }
 
+// Runs `graph` (feeding x) with remapping on (the test runtime) and off: each run's fetched
+// values and its partition graphs' node count per op. Both runs' values must agree.
+struct RemappedRuns {
+  // The runtime without remapping, which allocated results[1]: declared first, so that it
+  // outlives them.
+  std::unique_ptr<Runtime> unfused_runtime;
+  std::vector<Tensor> results[2];  // [0]: remapping on, [1]: off
+  std::map<std::string, int> ops[2];
+};
+
+RemappedRuns RunWithAndWithoutRemapping(const GraphDef& graph, const Tensor& x,
+                                        const std::vector<std::string>& fetches) {
+  RemappedRuns runs;
+  Config config = Config::Default();
+  config.plugin_paths.insert(config.plugin_paths.begin(), BuildPluginDir());
+  config.remapping = false;
+  StatusOr<std::unique_ptr<Runtime>> unfused_runtime = Runtime::Create(config);
+  EXPECT_TRUE(unfused_runtime.ok()) << unfused_runtime.status();
+  if (!unfused_runtime.ok()) return runs;
+  runs.unfused_runtime = std::move(unfused_runtime).value();
+  Runtime* runtimes[2] = {&TestRuntime(), runs.unfused_runtime.get()};
+  for (int r = 0; r < 2; ++r) {
+    StatusOr<std::unique_ptr<Session>> session = Session::Create(runtimes[r], graph);
+    EXPECT_TRUE(session.ok()) << session.status();
+    if (!session.ok()) return runs;
+    RunMetadata metadata;
+    EXPECT_OK((*session)->Run(RunOptions(), {{"x", x}}, fetches, {}, &runs.results[r], &metadata));
+    for (const auto& [device, part] : metadata.partition_graphs)
+      for (const NodeDef& n : part.node) ++runs.ops[r][n.op];
+  }
+  EXPECT_EQ(runs.results[0].size(), runs.results[1].size());
+  for (size_t i = 0; i < runs.results[0].size() && i < runs.results[1].size(); ++i) {
+    SCOPED_TRACE(fetches[i]);
+    ExpectTensorNear(runs.results[1][i], runs.results[0][i], kAtol, kRtol);
+  }
+  return runs;
+}
+
 // A small CNN + MLP head written as TensorFlow's Keras layers write them: the session fuses
 // every conv and dense layer when remapping is on, none when it is off, and both give the same
 // values.
@@ -190,32 +230,53 @@ TEST(Remapping, GraphsWithAndWithoutFusionAgree) {
   b.Op("d2/mm", "MatMul", {"d1", "d2/w"}, {{"T", f}});
   b.Op("logits", "BiasAdd", {"d2/mm", "d2/b"}, {{"T", f}});
   const Tensor x = MakeTensor<float>({2, 5, 5, 2}, Ramp<float>(100));
-
-  Config config = Config::Default();
-  config.plugin_paths.insert(config.plugin_paths.begin(), BuildPluginDir());
-  config.remapping = false;
-  StatusOr<std::unique_ptr<Runtime>> unfused_runtime = Runtime::Create(config);
-  ASSERT_TRUE(unfused_runtime.ok()) << unfused_runtime.status();
-  std::vector<Tensor> results[2];
-  int fused_nodes[2] = {0, 0};
-  Runtime* runtimes[2] = {&TestRuntime(), unfused_runtime->get()};
-  for (int r = 0; r < 2; ++r) {
-    StatusOr<std::unique_ptr<Session>> session = Session::Create(runtimes[r], b.graph());
-    ASSERT_TRUE(session.ok()) << session.status();
-    RunMetadata metadata;
-    ASSERT_OK((*session)->Run(RunOptions(), {{"x", x}}, {"logits", "c2", "d1"}, {}, &results[r],
-                              &metadata));
-    for (const auto& [device, part] : metadata.partition_graphs)
-      for (const NodeDef& n : part.node)
-        fused_nodes[r] += n.op == "_FusedConv2D" || n.op == "_FusedMatMul";
-  }
+  RemappedRuns runs = RunWithAndWithoutRemapping(b.graph(), x, {"logits", "c2", "d1"});
   // Fetched nodes that end a pattern (c2, d1) keep their names: they are fused too.
-  EXPECT_EQ(fused_nodes[0], 4);
-  EXPECT_EQ(fused_nodes[1], 0);
-  for (size_t i = 0; i < results[0].size(); ++i) {
-    SCOPED_TRACE(i);
-    ExpectTensorNear(results[1][i], results[0][i], kAtol, kRtol);
-  }
+  EXPECT_EQ(runs.ops[0]["_FusedConv2D"] + runs.ops[0]["_FusedMatMul"], 4);
+  EXPECT_EQ(runs.ops[1]["_FusedConv2D"] + runs.ops[1]["_FusedMatMul"], 0);
+}
+
+// Keras' inference batch normalization (x * scale + offset after a convolution, with a bias as
+// ResNet50's or without as EfficientNet's, or after a dense layer) with remapping on: every
+// scale folds into its filter (and bias), the adds of channel vectors fuse as or into biases,
+// and the values agree with the unfused graph's.
+TEST(Remapping, FoldedScalesAndBiasAddsAgreeWithUnfusedGraphs) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("w", MakeTensor<float>({3, 3, 3, 4}, Ramp<float>(108, 0.5)));
+  b.Const("scale", MakeTensor<float>({4}, {0.5f, -2.0f, 1.5f, 0.25f}));
+  b.Const("offset", MakeTensor<float>({1, 1, 1, 4}, {0.1f, -0.2f, 0.3f, -0.4f}));
+  b.Op("conv", "Conv2D", {"x", "w"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 1, 1, 1})}, {"padding", AttrValue::String("SAME")}});
+  b.Const("cb", MakeTensor<float>({4}, {1.0f, -1.0f, 0.5f, 2.0f}));
+  b.Op("conv_bias", "BiasAdd", {"conv", "cb"}, {{"T", f}});
+  b.Op("bn", "Mul", {"conv_bias", "scale"}, {{"T", f}});
+  b.Op("bn_add", "AddV2", {"bn", "offset"}, {{"T", f}});
+  b.Op("c1", "Relu", {"bn_add"}, {{"T", f}});
+  b.Const("dw", MakeTensor<float>({3, 3, 4, 2}, Ramp<float>(72, 0.25)));
+  b.Const("dscale", MakeTensor<float>({8}, Ramp<float>(8, 0.5)));
+  b.Const("doffset", MakeTensor<float>({8}, Ramp<float>(8, -1.0)));
+  b.Op("dconv", "DepthwiseConv2dNative", {"c1", "dw"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 1, 1, 1})}, {"padding", AttrValue::String("SAME")}});
+  b.Op("dbn", "Mul", {"dscale", "dconv"}, {{"T", f}});
+  b.Op("d1", "AddV2", {"dbn", "doffset"}, {{"T", f}});
+  b.Const("shape", MakeTensor<int32_t>({2}, {2, 200}));
+  b.Op("flat", "Reshape", {"d1", "shape"}, {{"T", f}, {"Tshape", AttrValue::Type(DT_INT32)}});
+  b.Const("wt", MakeTensor<float>({5, 200}, Ramp<float>(1000, 0.01)));
+  b.Const("half", Tensor::Scalar<float>(DT_FLOAT, 0.5f));
+  b.Const("bias", MakeTensor<float>({5}, Ramp<float>(5, 1.0)));
+  b.Op("mm", "MatMul", {"flat", "wt"}, {{"T", f}, {"transpose_b", AttrValue::Bool(true)}});
+  b.Op("scaled", "Mul", {"mm", "half"}, {{"T", f}});
+  b.Op("logits", "Add", {"bias", "scaled"}, {{"T", f}});
+  const Tensor x = MakeTensor<float>({2, 5, 5, 3}, Ramp<float>(150, 0.1));
+  RemappedRuns runs = RunWithAndWithoutRemapping(b.graph(), x, {"logits", "c1", "d1"});
+  EXPECT_EQ(runs.ops[0]["_FusedConv2D"], 1);
+  EXPECT_EQ(runs.ops[0]["_FusedMatMul"], 1);
+  EXPECT_EQ(runs.ops[0]["Mul"], 0) << "every scale folded";
+  EXPECT_EQ(runs.ops[0]["AddV2"], 1) << "the depthwise convolution's offset (no fused depthwise op)";
+  EXPECT_EQ(runs.ops[0]["BiasAdd"], 0);
+  EXPECT_EQ(runs.ops[1]["Mul"], 3);
 }
 
 // A graph that TensorFlow's grappler fused (tests/fixtures/tf/make_fused_graph.py): every

@@ -81,6 +81,8 @@ class Optimizer {
   bool IsConstantNode(const std::string& name) const;
   // Folds node i; true when its outputs now come from Consts.
   bool TryFold(int i);
+  // Node i, x * 1 or 1 * x with the 1 a scalar Const, becomes Identity(x); true when it did.
+  bool TryRemoveMultiplyByOne(int i);
   // Where node i is evaluated when folded.
   Device* FoldingDevice(const NodeDef& node) const;
   int AddNode(NodeDef def, Info info);
@@ -275,6 +277,50 @@ bool Optimizer::TryFold(int i) {
   return true;
 }
 
+// A scalar one of a real dtype: x * 1 is x, bit for bit, for every value of x (NaN, infinities
+// and signed zeros included), so the product's shape and values are x's.
+bool IsScalarOne(const Tensor& t) {
+  if (t.rank() != 0) return false;
+  switch (t.dtype()) {
+    case DT_FLOAT:
+      return t.at<float>(0) == 1.0f;
+    case DT_DOUBLE:
+      return t.at<double>(0) == 1.0;
+    case DT_INT32:
+      return t.at<int32_t>(0) == 1;
+    case DT_INT64:
+      return t.at<int64_t>(0) == 1;
+    default:
+      return false;
+  }
+}
+
+bool Optimizer::TryRemoveMultiplyByOne(int i) {
+  NodeDef& node = nodes_[i];
+  if (node.op != "Mul" || !Mergeable(i)) return false;
+  std::vector<std::string> data, control;
+  for (const std::string& s : node.input) (s.starts_with("^") ? control : data).push_back(s);
+  if (data.size() != 2) return false;
+  for (int side = 0; side < 2; ++side) {
+    auto id = ParseTensorName(data[side]);
+    if (!id.ok() || id->port != 0 || !IsConstantNode(id->node)) continue;
+    const NodeDef& one = nodes_[index_.at(id->node)];
+    const Tensor& value = one.attr.at("value").tensor;
+    if (!IsScalarOne(value) || value.dtype() != info_[i].output_types[0]) continue;
+    for (const std::string& ci : one.input)  // the Const's own ordering constraints
+      if (ci.starts_with("^") && std::find(control.begin(), control.end(), ci) == control.end())
+        control.push_back(ci);
+    node.op = "Identity";
+    node.input = {data[1 - side]};
+    node.input.insert(node.input.end(), control.begin(), control.end());
+    node.attr = {{"T", AttrValue::Type(value.dtype())}};
+    info_[i].input_types = {value.dtype()};
+    ++stats_.simplified;
+    return true;
+  }
+  return false;
+}
+
 void Optimizer::RemoveDeadNodes() {
   std::vector<int> consumers(nodes_.size(), 0);
   auto for_each_source = [&](const NodeDef& n, const std::function<void(int)>& fn) {
@@ -342,7 +388,7 @@ Status Optimizer::Run(GraphDef* graph_def, GraphOptimizerStats* stats) {
   for (Node* n : order) {
     int i = n->id();
     RewriteInputs(&nodes_[i]);
-    if (cpu_ != nullptr) TryFold(i);
+    if (cpu_ != nullptr && !TryFold(i)) TryRemoveMultiplyByOne(i);
     if (options_.cse) TryCse(i);
   }
   RemoveDeadNodes();

@@ -23,7 +23,7 @@ struct GraphOptimizerOptions {
 };
 
 struct GraphOptimizerStats {
-  int nodes_before = 0, nodes_after = 0, cse_removed = 0, folded = 0;
+  int nodes_before = 0, nodes_after = 0, cse_removed = 0, folded = 0, simplified = 0;
 };
 
 // Rewrites `graph_def` in place, in one pass in topological order:
@@ -36,6 +36,9 @@ struct GraphOptimizerStats {
 //     the folded node and of its Const inputs. Outputs over `max_constant_bytes`, of dtypes a
 //     GraphDef cannot hold, and nodes whose evaluation fails are left alone (the step reports
 //     the error when it runs them).
+//   - Arithmetic simplification, as TensorFlow's constant folding does it: x * 1 and 1 * x,
+//     the 1 a scalar Const of x's real dtype (float, double, int32, int64), become Identity(x)
+//     under the Mul's name (Keras' swish multiplies by a beta of 1).
 //   - Nodes left without consumers by these rewrites are removed, unless kept or stateful.
 // Never removes, renames, merges or folds a node named in `keep` (fed, fetched or targeted
 // nodes), and a kept Const is not treated as constant (it may be fed). Never folds or merges

@@ -40,10 +40,60 @@ std::optional<DataType> TypeAttr(const NodeDef& n) {
   return it->second.type;
 }
 
+// The value of a Const node, when it has one.
+const Tensor* ConstValue(const NodeDef& n) {
+  if (n.op != "Const") return nullptr;
+  auto it = n.attr.find("value");
+  if (it == n.attr.end() || it->second.kind != AttrValue::Kind::kTensor ||
+      !it->second.tensor.IsInitialized())
+    return nullptr;
+  return &it->second.tensor;
+}
+
+// Contractions whose output channels a per-channel scale can be folded into, and the rank of
+// their output.
+int ScalableOutputRank(const NodeDef& n) {
+  if (n.op == "Conv2D" || n.op == "DepthwiseConv2dNative") return 4;
+  if (n.op == "MatMul") return 2;
+  return 0;
+}
+
+// The output channels of contraction `n` with filter `w` (HWIO; depthwise [kh, kw, c, m] gives
+// c * m; MatMul [k, n], or [n, k] with transpose_b), and the channel of filter element e.
+struct ChannelLayout {
+  int64_t channels = 0;
+  int64_t inner = 1;  // elements per channel run: channel(e) = (e / inner) % channels
+};
+
+std::optional<ChannelLayout> FilterChannels(const NodeDef& n, const Tensor& w) {
+  if (n.op == "MatMul") {
+    if (w.rank() != 2) return std::nullopt;
+    auto t = n.attr.find("transpose_b");
+    const bool transposed = t != n.attr.end() && t->second.b;
+    return transposed ? ChannelLayout{w.dim(0), w.dim(1)} : ChannelLayout{w.dim(1), 1};
+  }
+  if (w.rank() != 4) return std::nullopt;
+  if (n.op == "DepthwiseConv2dNative") return ChannelLayout{w.dim(2) * w.dim(3), 1};
+  return ChannelLayout{w.dim(3), 1};
+}
+
+// True when `t`, broadcast against an output of rank `rank` whose last dim has `channels`
+// values, leaves the output's shape as it is and varies at most along that last dim: a scalar,
+// or [channels] / [1, ..., 1, channels] of at most that rank.
+bool IsChannelVector(const Tensor& t, int rank, int64_t channels, bool allow_scalar) {
+  if (t.rank() > rank) return false;
+  for (int d = 0; d + 1 < t.rank(); ++d)
+    if (t.dim(d) != 1) return false;
+  if (t.num_elements() == 1) return allow_scalar || (t.rank() >= 1 && channels == 1);
+  return t.rank() >= 1 && t.dim(t.rank() - 1) == channels;
+}
+
 class Remapper {
  public:
   Remapper(GraphDef* graph, const std::set<std::string>& keep, const FusionPredicate& predicate)
       : graph_(*graph), keep_(keep), predicate_(predicate), removed_(graph->node.size(), false) {
+    // Room for the Consts that PrivateConst adds (at most two per fold, a fold per two nodes).
+    graph_.node.reserve(3 * graph_.node.size() + 2);
     for (size_t i = 0; i < graph_.node.size(); ++i) {
       const NodeDef& n = graph_.node[i];
       index_[n.name] = i;
@@ -60,6 +110,14 @@ class Remapper {
 
   int Run() {
     int fused = 0;
+    // Scales first: Conv2D -> Mul -> AddV2 (a Keras BatchNormalization in inference) becomes
+    // Conv2D -> AddV2, which the patterns below then fuse.
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && graph_.node[i].op == "Mul" && TryFoldScale(i)) ++fused;
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && (graph_.node[i].op == "AddV2" || graph_.node[i].op == "Add") &&
+          TryMergeOffset(i))
+        ++fused;
     // Three-node patterns first, so that a BiasAdd followed by an activation is not taken alone.
     for (size_t i = 0; i < graph_.node.size(); ++i) {
       const std::string& op = graph_.node[i].op;
@@ -68,7 +126,7 @@ class Remapper {
       if (!removed_[i] && activation && TryFuse(i, /*with_activation=*/true)) ++fused;
     }
     for (size_t i = 0; i < graph_.node.size(); ++i)
-      if (!removed_[i] && graph_.node[i].op == "BiasAdd" && TryFuse(i, false)) ++fused;
+      if (!removed_[i] && IsBiasAddLike(graph_.node[i].op) && TryFuse(i, false)) ++fused;
     std::vector<NodeDef> kept;
     kept.reserve(graph_.node.size());
     for (size_t i = 0; i < graph_.node.size(); ++i)
@@ -91,20 +149,247 @@ class Remapper {
     return &graph_.node[it->second];
   }
 
+  static bool IsBiasAddLike(const std::string& op) {
+    return op == "BiasAdd" || op == "AddV2" || op == "Add";
+  }
+
+  // The Const behind data input `input` (output 0, not kept), or null.
+  const Tensor* ConstInput(const std::string& input) {
+    if (IsControl(input)) return nullptr;
+    bool output_zero = false;
+    const std::string name = ProducerName(input, &output_zero);
+    auto it = index_.find(name);
+    if (!output_zero || it == index_.end() || removed_[it->second] || keep_.count(name))
+      return nullptr;
+    return ConstValue(graph_.node[it->second]);
+  }
+
+  // For an Add fused as a BiasAdd: true when `*bias_input` is a float Const that varies only
+  // along `contraction`'s output channels (known from its Const filter), so that the add
+  // leaves the contraction's shape as it is. A 1-D one is used as it is; a [1, ..., 1,
+  // channels] one is reshaped to a vector (in a copy of its own when others read it) when the
+  // fusion happens (pending_bias_).
+  bool OneDimensionalBias(const NodeDef& contraction, const std::string* bias_input) {
+    const Tensor* bias = ConstInput(*bias_input);
+    const Tensor* w = ConstInput(contraction.input[1]);
+    if (bias == nullptr || w == nullptr || bias->dtype() != DT_FLOAT) return false;
+    std::optional<ChannelLayout> layout = FilterChannels(contraction, *w);
+    const int rank = contraction.op == "Conv2D" ? 4 : 2;
+    if (!layout || !IsChannelVector(*bias, rank, layout->channels, /*allow_scalar=*/false))
+      return false;
+    if (bias->rank() == 1) return true;
+    StatusOr<Tensor> vector = bias->Reshaped(TensorShape({bias->num_elements()}));
+    if (!vector.ok()) return false;
+    pending_bias_ = *std::move(vector);
+    return true;
+  }
+
+  // A contraction that a per-channel scale or bias can be folded into: Conv2D (NHWC),
+  // DepthwiseConv2dNative (NHWC) or MatMul of float, with a Const filter that is not kept, and
+  // no control consumer; optionally followed by a BiasAdd (NHWC) of a Const vector. `head` is
+  // the last node (the BiasAdd or the contraction), read only by the node being folded. The
+  // Consts may have other readers (CSE merges equal ones, such as the zero biases of a model
+  // before training): PrivateConst gives the chain a copy before anything writes to them.
+  struct FoldableChain {
+    NodeDef* head = nullptr;
+    NodeDef* contraction = nullptr;
+    NodeDef* filter = nullptr;
+    NodeDef* bias = nullptr;  // the BiasAdd's Const, when there is a BiasAdd
+    ChannelLayout layout;
+    int rank = 0;  // of the output
+  };
+
+  std::optional<FoldableChain> Foldable(const std::string& input, const std::string& device) {
+    FoldableChain c;
+    c.head = SoleProducer(input);
+    if (c.head == nullptr || c.head->device != device || TypeAttr(*c.head) != DT_FLOAT ||
+        c.head->input.size() < 2 || IsControl(c.head->input[1]) ||
+        StringAttrOr(*c.head, "data_format", "NHWC") != "NHWC")
+      return std::nullopt;
+    c.contraction = c.head;
+    if (c.head->op == "BiasAdd") {
+      c.bias = ConstNode(c.head->input[1]);
+      c.contraction = SoleProducer(c.head->input[0]);
+      if (c.bias == nullptr || c.contraction == nullptr || c.contraction->device != device ||
+          TypeAttr(*c.contraction) != DT_FLOAT || c.contraction->input.size() < 2 ||
+          IsControl(c.contraction->input[1]) ||
+          StringAttrOr(*c.contraction, "data_format", "NHWC") != "NHWC")
+        return std::nullopt;
+    }
+    c.rank = ScalableOutputRank(*c.contraction);
+    c.filter = ConstNode(c.contraction->input[1]);
+    const Tensor* w = c.filter != nullptr ? ConstValue(*c.filter) : nullptr;
+    if (c.rank == 0 || w == nullptr || w->dtype() != DT_FLOAT) return std::nullopt;
+    std::optional<ChannelLayout> layout = FilterChannels(*c.contraction, *w);
+    if (!layout) return std::nullopt;
+    c.layout = *layout;
+    if (c.bias != nullptr) {
+      const Tensor* b = ConstValue(*c.bias);
+      if (b == nullptr || b->dtype() != DT_FLOAT || b->rank() != 1 ||
+          b->dim(0) != c.layout.channels)
+        return std::nullopt;
+    }
+    return c;
+  }
+
+  // `node` (the Mul or Add being folded) becomes `replacement` (a copy of the chain's head),
+  // under its own name, with every control input of itself and of `operand` (its Const): the
+  // head goes, and so does the Const when nothing else reads it.
+  void ReplaceWithHead(NodeDef& node, const NodeDef& head, const std::string& operand_name) {
+    const NodeDef& operand = graph_.node[index_.at(operand_name)];
+    NodeDef replacement = head;
+    replacement.name = node.name;
+    for (const NodeDef* p : {static_cast<const NodeDef*>(&node), &operand})
+      for (const std::string& input : p->input)
+        if (IsControl(input) && input != "^" + head.name &&
+            std::find(replacement.input.begin(), replacement.input.end(), input) ==
+                replacement.input.end())
+          replacement.input.push_back(input);
+    removed_[index_.at(head.name)] = true;
+    if (data_consumers_[operand_name] == 1 && !control_consumers_.count(operand_name))
+      removed_[index_.at(operand_name)] = true;
+    --data_consumers_[operand_name];
+    node = std::move(replacement);
+  }
+
+  // The Const operand of a binary node: its name and value, when input `input` is output 0 of
+  // a float Const that is not kept.
+  const Tensor* ConstOperand(const std::string& input, std::string* name) {
+    bool output_zero = false;
+    *name = ProducerName(input, &output_zero);
+    auto it = index_.find(*name);
+    if (IsControl(input) || !output_zero || it == index_.end() || removed_[it->second] ||
+        keep_.count(*name))
+      return nullptr;
+    const Tensor* t = ConstValue(graph_.node[it->second]);
+    return t != nullptr && t->dtype() == DT_FLOAT ? t : nullptr;
+  }
+
+  // Folds Mul(chain, scale) (either order), the scale a Const scalar or vector over the
+  // chain's output channels, into the chain (FoldableChain): the filter Const becomes
+  // filter * scale per output channel, the bias Const (if any) bias * scale, and the chain's
+  // head takes the Mul's place and name. TensorFlow's constant folding does the same
+  // (FoldMultiplyIntoConv) for the batch normalization that Keras writes as x * scale + offset.
+  bool TryFoldScale(size_t mul_index) {
+    NodeDef& mul = graph_.node[mul_index];
+    if (TypeAttr(mul) != DT_FLOAT || mul.input.size() < 2 || IsControl(mul.input[1]))
+      return false;
+    for (int side = 0; side < 2; ++side) {
+      std::optional<FoldableChain> c = Foldable(mul.input[side], mul.device);
+      std::string scale_name;
+      const Tensor* scale = ConstOperand(mul.input[1 - side], &scale_name);
+      if (!c || scale == nullptr ||
+          !IsChannelVector(*scale, c->rank, c->layout.channels, /*allow_scalar=*/true))
+        continue;
+      const float* factors = scale->data<float>();
+      const bool per_channel = scale->num_elements() != 1;
+      auto scaled = [&](const Tensor& t, int64_t inner, int64_t channels) {
+        Tensor out(DT_FLOAT, t.shape());
+        for (int64_t e = 0; e < t.num_elements(); ++e)
+          out.at<float>(e) =
+              t.at<float>(e) * factors[per_channel ? (e / inner) % channels : 0];
+        return out;
+      };
+      NodeDef* filter = PrivateConst(c->contraction, 1);
+      filter->attr["value"] =
+          AttrValue::TensorValue(scaled(*ConstValue(*filter), c->layout.inner, c->layout.channels));
+      if (c->bias != nullptr) {
+        NodeDef* bias = PrivateConst(c->head, 1);
+        bias->attr["value"] =
+            AttrValue::TensorValue(scaled(*ConstValue(*bias), 1, c->layout.channels));
+      }
+      ReplaceWithHead(mul, *c->head, scale_name);
+      return true;
+    }
+    return false;
+  }
+
+  // Folds Add(BiasAdd(contraction, bias), offset) (either order), the offset a Const vector
+  // over the channels, into the BiasAdd: the bias Const becomes bias + offset and the BiasAdd
+  // takes the Add's place and name (Keras' Conv2D with a bias, then BatchNormalization).
+  bool TryMergeOffset(size_t add_index) {
+    NodeDef& add = graph_.node[add_index];
+    if (TypeAttr(add) != DT_FLOAT || add.input.size() < 2 || IsControl(add.input[1]))
+      return false;
+    for (int side = 0; side < 2; ++side) {
+      std::optional<FoldableChain> c = Foldable(add.input[side], add.device);
+      std::string offset_name;
+      const Tensor* offset = ConstOperand(add.input[1 - side], &offset_name);
+      if (!c || c->bias == nullptr || offset == nullptr ||
+          !IsChannelVector(*offset, c->rank, c->layout.channels, /*allow_scalar=*/false))
+        continue;
+      NodeDef* bias = PrivateConst(c->head, 1);
+      const Tensor& b = *ConstValue(*bias);
+      Tensor sum(DT_FLOAT, b.shape());
+      for (int64_t e = 0; e < b.num_elements(); ++e)
+        sum.at<float>(e) = b.at<float>(e) + offset->at<float>(e);
+      bias->attr["value"] = AttrValue::TensorValue(std::move(sum));
+      ReplaceWithHead(add, *c->head, offset_name);
+      return true;
+    }
+    return false;
+  }
+
+  // The Const node behind data input `input` (output 0, with a value, not kept), or null.
+  NodeDef* ConstNode(const std::string& input) {
+    if (IsControl(input)) return nullptr;
+    bool output_zero = false;
+    const std::string name = ProducerName(input, &output_zero);
+    auto it = index_.find(name);
+    if (!output_zero || it == index_.end() || removed_[it->second] || keep_.count(name) ||
+        ConstValue(graph_.node[it->second]) == nullptr)
+      return nullptr;
+    return &graph_.node[it->second];
+  }
+
+  // The Const behind `reader`'s data input `i` (a ConstNode), made `reader`'s alone: when others
+  // read it too, a copy under a new name, which `reader` then reads. The node vector has room
+  // reserved for these copies (the constructor), so no pointer into it moves.
+  NodeDef* PrivateConst(NodeDef* reader, int i) {
+    bool unused;
+    const std::string name = ProducerName(reader->input[i], &unused);
+    if (data_consumers_[name] == 1) return &graph_.node[index_.at(name)];
+    NodeDef copy = graph_.node[index_.at(name)];
+    copy.name = reader->name + "/_folded_const";
+    for (int k = 1; index_.count(copy.name); ++k)
+      copy.name = reader->name + "/_folded_const_" + std::to_string(k);
+    --data_consumers_[name];
+    data_consumers_[copy.name] = 1;
+    reader->input[i] = copy.name;
+    index_[copy.name] = graph_.node.size();
+    removed_.push_back(false);
+    graph_.node.push_back(std::move(copy));
+    return &graph_.node.back();
+  }
+
   // Fuses the pattern ending at node `last` (an activation, or a BiasAdd when
   // !with_activation); false when it does not match or the predicate refuses.
   bool TryFuse(size_t last, bool with_activation) {
     NodeDef& tail = graph_.node[last];
     if (tail.input.empty()) return false;
     NodeDef* bias_add = with_activation ? SoleProducer(tail.input[0]) : &tail;
-    if (bias_add == nullptr || bias_add->op != "BiasAdd" || bias_add->input.size() < 2 ||
+    if (bias_add == nullptr || !IsBiasAddLike(bias_add->op) || bias_add->input.size() < 2 ||
         IsControl(bias_add->input[1]))
       return false;
+    // BiasAdd(contraction, bias); Add/AddV2 with the contraction on either side and a Const
+    // vector over its output channels on the other (TensorFlow's "bias-semantic" add).
+    pending_bias_ = Tensor();
+    const bool add = bias_add->op != "BiasAdd";
+    auto is_contraction = [](const NodeDef* n) {
+      return n != nullptr && (n->op == "Conv2D" || n->op == "MatMul");
+    };
+    int side = 0;
     NodeDef* contraction = SoleProducer(bias_add->input[0]);
+    if (add && !is_contraction(contraction)) {
+      side = 1;
+      contraction = SoleProducer(bias_add->input[1]);
+    }
     if (contraction == nullptr || contraction->input.size() < 2 || IsControl(contraction->input[1]))
       return false;
     const bool conv = contraction->op == "Conv2D";
     if (!conv && contraction->op != "MatMul") return false;
+    std::string bias_input = bias_add->input[1 - side];
+    if (add && !OneDimensionalBias(*contraction, &bias_input)) return false;
     std::vector<const NodeDef*> parts = {contraction, bias_add};
     if (with_activation) parts.push_back(&tail);
     for (const NodeDef* p : parts)
@@ -118,7 +403,7 @@ class Remapper {
     fused.name = tail.name;
     fused.op = conv ? "_FusedConv2D" : "_FusedMatMul";
     fused.device = contraction->device;
-    fused.input = {contraction->input[0], contraction->input[1], bias_add->input[1]};
+    fused.input = {contraction->input[0], contraction->input[1], bias_input};
     for (const NodeDef* p : parts)
       for (const std::string& input : p->input) {
         const bool inside = std::any_of(parts.begin(), parts.end(),
@@ -140,6 +425,13 @@ class Remapper {
         tail.op == "LeakyRelu" && alpha != tail.attr.end() ? alpha->second.f : 0.2f);
     if (!predicate_(fused, parts)) return false;
 
+    if (pending_bias_.IsInitialized()) {
+      // The add's [1, ..., 1, channels] Const, as the fused op's vector.
+      NodeDef* vector = PrivateConst(bias_add, 1 - side);
+      vector->attr["value"] = AttrValue::TensorValue(std::move(pending_bias_));
+      pending_bias_ = Tensor();
+      fused.input[2] = vector->name;
+    }
     removed_[index_.at(contraction->name)] = true;
     if (with_activation) removed_[index_.at(bias_add->name)] = true;
     tail = std::move(fused);
@@ -152,6 +444,8 @@ class Remapper {
   std::vector<bool> removed_;
   std::map<std::string, size_t> index_;
   std::map<std::string, int> data_consumers_, control_consumers_;
+  // The value of an add's bias Const as a vector, to write once its fusion is decided.
+  Tensor pending_bias_;
 };
 
 }  // namespace

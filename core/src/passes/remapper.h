@@ -3,7 +3,16 @@
 // node (TensorFlow's internal ops and attrs: `fused_ops`, `num_args`, `leakyrelu_alpha`,
 // `epsilon`; `TArgs` for the convolution), whose CPU kernel adds the bias and applies the
 // activation inside the oneDNN primitive instead of reading and writing the whole output two
-// more times. A pure function of the graph and of the predicate it is given.
+// more times. An Add or AddV2 of a float Const that varies only along the contraction's output
+// channels ([C] or [1, ..., 1, C], C known from a Const filter) counts as a BiasAdd, as in
+// TensorFlow's remapper. A pure function of the graph and of the predicate it is given.
+//
+// Before that, as TensorFlow's constant folding does (FoldMultiplyIntoConv), a float Mul of a
+// Conv2D (NHWC), DepthwiseConv2dNative (NHWC) or MatMul by a Const scalar or vector over its
+// output channels folds into the contraction's filter when the filter is a Const that only it
+// reads: the filter Const's value becomes filter * scale and the contraction takes the Mul's
+// name. This applies on any device (it is arithmetic on constants, no predicate). Keras'
+// BatchNormalization in inference (x * scale + offset) thus becomes one fused node.
 //
 // A pattern is fused only when
 //   - every intermediate output (the contraction's, the BiasAdd's before an activation) has
@@ -35,7 +44,8 @@ namespace cfx {
 using FusionPredicate =
     std::function<bool(const NodeDef& fused, const std::vector<const NodeDef*>& parts)>;
 
-// Fuses the patterns above in `graph`; returns how many fused nodes it made.
+// Folds the scales and fuses the patterns above in `graph`; returns how many scales it folded
+// plus how many fused nodes it made.
 int FuseContractions(GraphDef* graph, const std::set<std::string>& keep,
                      const FusionPredicate& runs_fused_on_cpu);
 
