@@ -4,7 +4,6 @@
 // (made by make_models.py; manifest.txt lists the cases, one test per case).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,63 +31,26 @@ const std::vector<FixtureCase>& AllCases() {
   return cases;
 }
 
-// The cases Conflux runs, or those that need ops it lacks.
-std::vector<FixtureCase> Cases(bool runnable) {
-  std::vector<FixtureCase> out;
-  for (const FixtureCase& c : AllCases())
-    if (c.needs.empty() == runnable) out.push_back(c);
-  return out;
-}
-
-const std::vector<FixtureCase>& Runnable() {
-  static const std::vector<FixtureCase> cases = Cases(true);
-  return cases;
-}
-
-const std::vector<FixtureCase>& Unsupported() {
-  static const std::vector<FixtureCase> cases = Cases(false);
-  return cases;
-}
-
 TEST(TfModelCorpus, ManifestListsEveryModel) {
   // 12 cases when written (README.md); fewer means the manifest is missing or truncated.
   EXPECT_EQ(AllCases().size(), 12u) << FixtureDir() << "/manifest.txt";
-  for (const FixtureCase& c : AllCases()) EXPECT_TRUE(c.error.empty()) << c.name << ": " << c.error;
+  for (const FixtureCase& c : AllCases()) {
+    EXPECT_TRUE(c.error.empty()) << c.name << ": " << c.error;
+    EXPECT_TRUE(c.needs.empty()) << c.name << " is marked as needing ops: every model runs";
+  }
 }
 
 class TfModelCorpus : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(TfModelCorpus, MatchesTensorFlow) {
-  RunFixtureCase(FixtureDir(), Runnable()[GetParam()], kAtol, kRtol);
+  RunFixtureCase(FixtureDir(), AllCases()[GetParam()], kAtol, kRtol);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, TfModelCorpus, ::testing::Range<size_t>(0, Runnable().size()),
+INSTANTIATE_TEST_SUITE_P(Models, TfModelCorpus, ::testing::Range<size_t>(0, AllCases().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           return Runnable()[info.param].name;
+                           return AllCases()[info.param].name;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TfModelCorpus);
-
-// A model needing an op Conflux lacks (a manifest line "#needs OP ...") is refused with an error
-// naming the op, not run wrongly or crashed on; once the op exists the test fails, and the line
-// loses its "#needs".
-TEST(TfModelCorpus, MissingOpsAreNamed) {
-  if (Unsupported().empty()) GTEST_SKIP() << "the manifest has no #needs line: every model runs";
-  for (const FixtureCase& c : Unsupported()) {
-    SCOPED_TRACE(c.name);
-    LoadedCase loaded;
-    ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FixtureDir(), c, &loaded));
-    StatusOr<std::unique_ptr<Session>> session = Session::Create(&TestRuntime(), loaded.graph);
-    Status status = session.status();
-    if (status.ok()) {
-      std::vector<Tensor> outputs;
-      status = (*session)->Run(loaded.feeds, loaded.fetches, {}, &outputs);
-    }
-    ASSERT_FALSE(status.ok()) << "it ran";
-    EXPECT_TRUE(std::any_of(c.needs.begin(), c.needs.end(), [&](const std::string& op) {
-      return status.message().find(op) != std::string::npos;
-    })) << status;
-  }
-}
 
 }  // namespace
 }  // namespace cfx
