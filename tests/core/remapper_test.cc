@@ -404,6 +404,71 @@ TEST(FuseContractions, ScalesAndAddsThatAreNotPerChannelStay) {
   }
 }
 
+// Keras' ZeroPadding2D before a VALID (or EXPLICIT) convolution becomes the convolution's own
+// explicit padding; what is not zero padding of the spatial dims of one reader stays a Pad.
+TEST(FuseContractions, ZeroPaddingFoldsIntoTheConvolution) {
+  auto graph = [](const std::string& pad_op, const std::string& conv_op, const std::string& padding,
+                  std::vector<int32_t> amounts) {
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    b.Const("w", MakeTensor<float>(TensorShape({1, 1, 2, 2}), {1, 2, 3, 4}));
+    b.Const("amounts", MakeTensor<int32_t>(TensorShape({4, 2}), amounts));
+    b.Op("ctl", "NoOp");
+    std::vector<std::string> pad_inputs = {"x", "amounts", "^ctl"};
+    if (pad_op == "PadV2") {
+      b.Const("zero", Tensor::Scalar<float>(DT_FLOAT, 0.0f));
+      pad_inputs.insert(pad_inputs.begin() + 2, "zero");
+    }
+    NodeDef& pad = b.Op("pad", pad_op, pad_inputs, {{"T", kFloat}});
+    if (pad_op == "MirrorPad") pad.attr["mode"] = AttrValue::String("REFLECT");
+    NodeDef& conv = b.Op("conv", conv_op, {"pad", "w"},
+                         {{"T", kFloat},
+                          {"strides", AttrValue::IntList({1, 1, 1, 1})},
+                          {"padding", AttrValue::String(padding)}});
+    if (padding == "EXPLICIT")
+      conv.attr["explicit_paddings"] = AttrValue::IntList({0, 0, 1, 1, 1, 1, 0, 0});
+    b.Op("out", "Identity", {"conv"}, {{"T", kFloat}});
+    return b.graph();
+  };
+  const std::vector<int32_t> spatial = {0, 0, 1, 2, 3, 0, 0, 0};
+  {
+    GraphDef g = graph("Pad", "Conv2D", "VALID", spatial);
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+    EXPECT_EQ(Find(g, "pad"), nullptr);
+    EXPECT_EQ(Find(g, "amounts"), nullptr);
+    const NodeDef* conv = Find(g, "conv");
+    EXPECT_EQ(conv->input, (std::vector<std::string>{"x", "w", "^ctl"}));
+    EXPECT_EQ(conv->attr.at("padding").s, "EXPLICIT");
+    EXPECT_EQ(conv->attr.at("explicit_paddings").list.i,
+              (std::vector<int64_t>{0, 0, 1, 2, 3, 0, 0, 0}));
+  }
+  {
+    GraphDef g = graph("Pad", "DepthwiseConv2dNative", "EXPLICIT", spatial);
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+    EXPECT_EQ(Find(g, "conv")->attr.at("explicit_paddings").list.i,
+              (std::vector<int64_t>{0, 0, 2, 3, 4, 1, 0, 0}));
+  }
+  struct Kept {
+    const char* what;
+    GraphDef g;
+  };
+  for (Kept& k : std::vector<Kept>{
+           {"SAME convolution", graph("Pad", "Conv2D", "SAME", spatial)},
+           {"batch padded", graph("Pad", "Conv2D", "VALID", {1, 0, 1, 2, 3, 0, 0, 0})},
+           {"channels padded", graph("Pad", "Conv2D", "VALID", {0, 0, 1, 2, 3, 0, 0, 1})},
+           {"PadV2", graph("PadV2", "Conv2D", "VALID", spatial)},
+           {"MirrorPad", graph("MirrorPad", "Conv2D", "VALID", spatial)}}) {
+    SCOPED_TRACE(k.what);
+    EXPECT_EQ(FuseContractions(&k.g, {}, AlwaysCpu), 0);
+    EXPECT_EQ(Find(k.g, "conv")->input[0], "pad");
+  }
+  GraphDef read_twice = graph("Pad", "Conv2D", "VALID", spatial);
+  GraphBuilder other;
+  other.Op("other", "Neg", {"pad"}, {{"T", kFloat}});
+  read_twice.node.push_back(other.graph().node[0]);
+  EXPECT_EQ(FuseContractions(&read_twice, {}, AlwaysCpu), 0);
+}
+
 // The predicate sees the fused node and the parts, contraction first, and can refuse.
 TEST(FuseContractions, PredicateDecides) {
   GraphDef g = ConvChain("Relu").graph();

@@ -279,6 +279,29 @@ TEST(Remapping, FoldedScalesAndBiasAddsAgreeWithUnfusedGraphs) {
   EXPECT_EQ(runs.ops[1]["Mul"], 3);
 }
 
+// Keras' ZeroPadding2D before a strided VALID convolution (ResNet's stem, EfficientNet's and
+// MobileNetV2's downsampling depthwise convolutions): with remapping the Pads are gone, folded
+// into the convolutions' explicit padding, and the values agree.
+TEST(Remapping, ZeroPaddingFoldedIntoConvolutionsAgrees) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("amounts", MakeTensor<int32_t>({4, 2}, {0, 0, 1, 2, 0, 1, 0, 0}));
+  b.Op("pad", "Pad", {"x", "amounts"}, {{"T", f}, {"Tpaddings", AttrValue::Type(DT_INT32)}});
+  b.Const("w", MakeTensor<float>({3, 3, 3, 4}, Ramp<float>(108, 0.5)));
+  b.Op("conv", "Conv2D", {"pad", "w"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 2, 2, 1})}, {"padding", AttrValue::String("VALID")}});
+  b.Const("dw_amounts", MakeTensor<int64_t>({4, 2}, {0, 0, 1, 1, 1, 1, 0, 0}));
+  b.Op("dw_pad", "Pad", {"conv", "dw_amounts"}, {{"T", f}, {"Tpaddings", AttrValue::Type(DT_INT64)}});
+  b.Const("dw", MakeTensor<float>({3, 3, 4, 1}, Ramp<float>(36, 0.25)));
+  b.Op("y", "DepthwiseConv2dNative", {"dw_pad", "dw"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 2, 2, 1})}, {"padding", AttrValue::String("VALID")}});
+  RemappedRuns runs = RunWithAndWithoutRemapping(
+      b.graph(), MakeTensor<float>({2, 7, 6, 3}, Ramp<float>(252, 0.1)), {"y"});
+  EXPECT_EQ(runs.ops[0]["Pad"], 0);
+  EXPECT_EQ(runs.ops[1]["Pad"], 2);
+}
+
 // A graph that TensorFlow's grappler fused (tests/fixtures/tf/make_fused_graph.py): every
 // activation after Conv2D and MatMul, as _FusedConv2D and _FusedMatMul nodes TensorFlow wrote,
 // gives TensorFlow's results. TensorFlow computed them unfused with its own kernels, another

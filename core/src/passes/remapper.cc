@@ -110,7 +110,10 @@ class Remapper {
 
   int Run() {
     int fused = 0;
-    // Scales first: Conv2D -> Mul -> AddV2 (a Keras BatchNormalization in inference) becomes
+    // Zero padding before a convolution (Keras' ZeroPadding2D) becomes its explicit padding.
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && TryFoldPad(i)) ++fused;
+    // Scales next: Conv2D -> Mul -> AddV2 (a Keras BatchNormalization in inference) becomes
     // Conv2D -> AddV2, which the patterns below then fuse.
     for (size_t i = 0; i < graph_.node.size(); ++i)
       if (!removed_[i] && graph_.node[i].op == "Mul" && TryFoldScale(i)) ++fused;
@@ -263,6 +266,58 @@ class Remapper {
       return nullptr;
     const Tensor* t = ConstValue(graph_.node[it->second]);
     return t != nullptr && t->dtype() == DT_FLOAT ? t : nullptr;
+  }
+
+  // Folds Pad(x, paddings) into the Conv2D or DepthwiseConv2dNative (NHWC, padding VALID or
+  // EXPLICIT) that alone reads it: the convolution reads x with the paddings added to its
+  // explicit ones. Only a Pad (zeros: not PadV2, not MirrorPad) of the two spatial dimensions by
+  // a Const that is not kept, amounts >= 0, of the convolution's T.
+  bool TryFoldPad(size_t conv_index) {
+    NodeDef& conv = graph_.node[conv_index];
+    if ((conv.op != "Conv2D" && conv.op != "DepthwiseConv2dNative") || conv.input.size() < 2 ||
+        StringAttrOr(conv, "data_format", "NHWC") != "NHWC")
+      return false;
+    const std::string padding = StringAttrOr(conv, "padding", "");
+    if (padding != "VALID" && padding != "EXPLICIT") return false;
+    NodeDef* pad = SoleProducer(conv.input[0]);
+    if (pad == nullptr || pad->op != "Pad" || pad->input.size() < 2 ||
+        IsControl(pad->input[1]) || pad->device != conv.device || TypeAttr(*pad) != TypeAttr(conv))
+      return false;
+    std::string amounts_name;
+    bool output_zero = false;
+    amounts_name = ProducerName(pad->input[1], &output_zero);
+    NodeDef* amounts_node = ConstNode(pad->input[1]);
+    const Tensor* amounts = amounts_node != nullptr ? ConstValue(*amounts_node) : nullptr;
+    if (amounts == nullptr || amounts->rank() != 2 || amounts->dim(0) != 4 ||
+        amounts->dim(1) != 2 || (amounts->dtype() != DT_INT32 && amounts->dtype() != DT_INT64))
+      return false;
+    std::vector<int64_t> p(8);
+    for (int k = 0; k < 8; ++k)
+      p[k] = amounts->dtype() == DT_INT32 ? amounts->at<int32_t>(k) : amounts->at<int64_t>(k);
+    if (p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0 ||
+        std::any_of(p.begin(), p.end(), [](int64_t v) { return v < 0; }))
+      return false;
+    std::vector<int64_t> explicit_pad(8, 0);
+    auto it = conv.attr.find("explicit_paddings");
+    if (padding == "EXPLICIT") {
+      if (it == conv.attr.end() || it->second.list.i.size() != 8) return false;
+      explicit_pad = it->second.list.i;
+    }
+    for (int k = 2; k < 6; ++k)
+      if (__builtin_add_overflow(explicit_pad[k], p[k], &explicit_pad[k])) return false;
+
+    conv.input[0] = pad->input[0];
+    for (const std::string& input : pad->input)
+      if (IsControl(input) && std::find(conv.input.begin(), conv.input.end(), input) == conv.input.end())
+        conv.input.push_back(input);
+    conv.attr["padding"] = AttrValue::String("EXPLICIT");
+    conv.attr["explicit_paddings"] = AttrValue::IntList(explicit_pad);
+    removed_[index_.at(pad->name)] = true;
+    if (data_consumers_[amounts_name] == 1 && !control_consumers_.count(amounts_name))
+      removed_[index_.at(amounts_name)] = true;
+    --data_consumers_[amounts_name];
+    // The convolution now reads x: x's reader count is unchanged (the Pad read it before).
+    return true;
   }
 
   // Folds Mul(chain, scale) (either order), the scale a Const scalar or vector over the

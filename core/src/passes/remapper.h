@@ -7,7 +7,10 @@
 // channels ([C] or [1, ..., 1, C], C known from a Const filter) counts as a BiasAdd, as in
 // TensorFlow's remapper. A pure function of the graph and of the predicate it is given.
 //
-// Before that, as TensorFlow's constant folding does (FoldMultiplyIntoConv), a float Mul of a
+// Before that, a Pad (zeros) of the two spatial dims by a Const, read only by a Conv2D or
+// DepthwiseConv2dNative (NHWC, padding VALID or EXPLICIT), becomes that convolution's explicit
+// padding (Keras' ZeroPadding2D before a strided convolution), as TensorFlow's oneDNN remapper
+// fuses Pad into Conv2D. And, as TensorFlow's constant folding does (FoldMultiplyIntoConv), a float Mul of a
 // Conv2D (NHWC), DepthwiseConv2dNative (NHWC) or MatMul by a Const scalar or vector over its
 // output channels folds into the contraction's filter when the filter is a Const that only it
 // reads: the filter Const's value becomes filter * scale and the contraction takes the Mul's
