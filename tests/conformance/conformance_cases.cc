@@ -656,7 +656,7 @@ std::map<std::string, OpEntry> BuildTable() {
   for (const char* op : {"Neg", "Abs", "Relu", "Sign", "Round", "Rint"}) t[op] = Unary(any, kExact);
   t["Square"] = Unary(any, kArithmetic);
   t["Reciprocal"] = Unary({0.1, 10, 1, 9, true}, kArithmetic);
-  for (const char* op : {"Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Erf", "Erfc"})
+  for (const char* op : {"Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Erf", "Erfc", "_MklSwish"})
     t[op] = Unary(any, kTranscendental);
   for (const char* op : {"Log", "Sqrt", "Rsqrt"}) t[op] = Unary(positive, kTranscendental);
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"})

@@ -469,6 +469,48 @@ TEST(FuseContractions, ZeroPaddingFoldsIntoTheConvolution) {
   EXPECT_EQ(FuseContractions(&read_twice, {}, AlwaysCpu), 0);
 }
 
+// Keras' swish, Mul(x, Sigmoid(x)) in either order, becomes _MklSwish(x) under the Mul's name
+// with the control inputs of both; a Sigmoid read elsewhere, of another tensor, or a predicate
+// that says no leave it as it is.
+TEST(FuseContractions, SwishBecomesOneNode) {
+  auto graph = [](bool sigmoid_first) {
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    b.Placeholder("z", DT_FLOAT);
+    b.Op("ctl", "NoOp");
+    b.Op("sig", "Sigmoid", {"x", "^ctl"}, {{"T", kFloat}});
+    b.Op("swish", "Mul", sigmoid_first ? std::vector<std::string>{"sig", "x"}
+                                       : std::vector<std::string>{"x", "sig"},
+         {{"T", kFloat}});
+    b.Op("out", "Identity", {"swish"}, {{"T", kFloat}});
+    return b.graph();
+  };
+  for (bool sigmoid_first : {false, true}) {
+    GraphDef g = graph(sigmoid_first);
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+    EXPECT_EQ(Find(g, "sig"), nullptr);
+    const NodeDef* swish = Find(g, "swish");
+    EXPECT_EQ(swish->op, "_MklSwish");
+    EXPECT_EQ(swish->input, (std::vector<std::string>{"x", "^ctl"}));
+    EXPECT_EQ(swish->attr.at("T").type, DT_FLOAT);
+  }
+  GraphDef read_twice = graph(false);
+  GraphBuilder other;
+  other.Op("other", "Neg", {"sig"}, {{"T", kFloat}});
+  read_twice.node.push_back(other.graph().node[0]);
+  EXPECT_EQ(FuseContractions(&read_twice, {}, AlwaysCpu), 0);
+  GraphDef other_input = graph(false);
+  for (NodeDef& n : other_input.node)
+    if (n.name == "swish") n.input[0] = "z";
+  EXPECT_EQ(FuseContractions(&other_input, {}, AlwaysCpu), 0);
+  GraphDef refused = graph(true);
+  EXPECT_EQ(FuseContractions(&refused, {}, [](const NodeDef&, const std::vector<const NodeDef*>&) {
+              return false;
+            }),
+            0);
+  EXPECT_EQ(Find(refused, "swish")->op, "Mul");
+}
+
 // The predicate sees the fused node and the parts, contraction first, and can refuse.
 TEST(FuseContractions, PredicateDecides) {
   GraphDef g = ConvChain("Relu").graph();

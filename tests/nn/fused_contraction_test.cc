@@ -302,6 +302,25 @@ TEST(Remapping, ZeroPaddingFoldedIntoConvolutionsAgrees) {
   EXPECT_EQ(runs.ops[1]["Pad"], 2);
 }
 
+// Keras' swish after a convolution (EfficientNet's activation): with remapping, one _MklSwish
+// node per activation, the same bits as Sigmoid then Mul.
+TEST(Remapping, SwishAgreesBitForBit) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("w", MakeTensor<float>({3, 3, 3, 4}, Ramp<float>(108, 0.05)));
+  b.Op("conv", "Conv2D", {"x", "w"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 1, 1, 1})}, {"padding", AttrValue::String("SAME")}});
+  b.Op("sig", "Sigmoid", {"conv"}, {{"T", f}});
+  b.Op("y", "Mul", {"conv", "sig"}, {{"T", f}});
+  RemappedRuns runs = RunWithAndWithoutRemapping(
+      b.graph(), MakeTensor<float>({2, 6, 6, 3}, Ramp<float>(216, -0.3)), {"y", "conv"});
+  EXPECT_EQ(runs.ops[0]["_MklSwish"], 1);
+  EXPECT_EQ(runs.ops[0]["Sigmoid"] + runs.ops[0]["Mul"], 0);
+  ASSERT_EQ(runs.results[0].size(), 2u);
+  ExpectTensorEqual(runs.results[1][0], runs.results[0][0]);
+}
+
 // A graph that TensorFlow's grappler fused (tests/fixtures/tf/make_fused_graph.py): every
 // activation after Conv2D and MatMul, as _FusedConv2D and _FusedMatMul nodes TensorFlow wrote,
 // gives TensorFlow's results. TensorFlow computed them unfused with its own kernels, another

@@ -130,6 +130,9 @@ class Remapper {
     }
     for (size_t i = 0; i < graph_.node.size(); ++i)
       if (!removed_[i] && IsBiasAddLike(graph_.node[i].op) && TryFuse(i, false)) ++fused;
+    // Mul(x, Sigmoid(x)) -> _MklSwish(x), after the contractions took what they could.
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && graph_.node[i].op == "Mul" && TryFuseSwish(i)) ++fused;
     std::vector<NodeDef> kept;
     kept.reserve(graph_.node.size());
     for (size_t i = 0; i < graph_.node.size(); ++i)
@@ -266,6 +269,40 @@ class Remapper {
       return nullptr;
     const Tensor* t = ConstValue(graph_.node[it->second]);
     return t != nullptr && t->dtype() == DT_FLOAT ? t : nullptr;
+  }
+
+  // Mul(x, Sigmoid(x)) (either order), the Sigmoid read by nothing else: one _MklSwish(x) under
+  // the Mul's name (one pass over x instead of three), where the predicate says a CPU runs it.
+  bool TryFuseSwish(size_t mul_index) {
+    NodeDef& mul = graph_.node[mul_index];
+    if (TypeAttr(mul) != DT_FLOAT || mul.input.size() < 2 || IsControl(mul.input[1]))
+      return false;
+    for (int side = 0; side < 2; ++side) {
+      NodeDef* sigmoid = SoleProducer(mul.input[side]);
+      if (sigmoid == nullptr || sigmoid->op != "Sigmoid" || sigmoid->input.empty() ||
+          sigmoid->input[0] != mul.input[1 - side] || sigmoid->device != mul.device ||
+          TypeAttr(*sigmoid) != DT_FLOAT)
+        continue;
+      NodeDef swish;
+      swish.name = mul.name;
+      swish.op = "_MklSwish";
+      swish.device = mul.device;
+      swish.input = {mul.input[1 - side]};
+      for (const NodeDef* p : {static_cast<const NodeDef*>(&mul), static_cast<const NodeDef*>(sigmoid)})
+        for (const std::string& input : p->input)
+          if (IsControl(input) && input != "^" + sigmoid->name &&
+              std::find(swish.input.begin(), swish.input.end(), input) == swish.input.end())
+            swish.input.push_back(input);
+      swish.attr["T"] = AttrValue::Type(DT_FLOAT);
+      if (!predicate_(swish, {sigmoid, &mul})) return false;
+      removed_[index_.at(sigmoid->name)] = true;
+      // x was read by both; now only by the swish.
+      bool unused;
+      --data_consumers_[ProducerName(swish.input[0], &unused)];
+      mul = std::move(swish);
+      return true;
+    }
+    return false;
   }
 
   // Folds Pad(x, paddings) into the Conv2D or DepthwiseConv2dNative (NHWC, padding VALID or

@@ -7,6 +7,10 @@
 // channels ([C] or [1, ..., 1, C], C known from a Const filter) counts as a BiasAdd, as in
 // TensorFlow's remapper. A pure function of the graph and of the predicate it is given.
 //
+// After the contractions, Mul(x, Sigmoid(x)) (swish, as Keras writes it), the Sigmoid read by
+// nothing else, becomes TensorFlow's internal `_MklSwish(x)` where the predicate says a CPU runs
+// it (the same bits: x times the same sigmoid, rounded once).
+//
 // Before that, a Pad (zeros) of the two spatial dims by a Const, read only by a Conv2D or
 // DepthwiseConv2dNative (NHWC, padding VALID or EXPLICIT), becomes that convolution's explicit
 // padding (Keras' ZeroPadding2D before a strided convolution), as TensorFlow's oneDNN remapper

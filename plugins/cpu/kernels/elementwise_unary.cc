@@ -1,6 +1,7 @@
 // Unary math on CPU: Neg, Abs, Square, Relu, Sign, Round for float, double, int32 and int64; Exp,
 // Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Rint, Erf, Erfc for float and double
-// (TensorFlow registers them on CPU for floating point and complex types only).
+// (TensorFlow registers them on CPU for floating point and complex types only); _MklSwish for
+// float.
 #include <cmath>
 #include <type_traits>
 
@@ -66,6 +67,11 @@ using SigmoidFn = VectorizedFn<VectorFunction::kSigmoid, 25, []<typename T>(T x)
   const T e = std::exp(-std::fabs(x));
   return (x < T(0) ? e : T(1)) / (T(1) + e);
 }>;
+// x * sigmoid(x) (TensorFlow's _MklSwish), float only as TensorFlow's CPU kernel.
+using SwishFn = VectorizedFn<VectorFunction::kSwish, 26, []<typename T>(T x) {
+  const T e = std::exp(-std::fabs(x));
+  return x * ((x < T(0) ? e : T(1)) / (T(1) + e));
+}>;
 using IsFiniteFn = ElementFn<1, [](auto x) { return std::isfinite(x); }>;
 using IsNanFn = ElementFn<1, [](auto x) { return std::isnan(x); }>;
 using IsInfFn = ElementFn<1, [](auto x) { return std::isinf(x); }>;
@@ -96,6 +102,7 @@ void RegisterUnaryMathKernels(sdk::Plugin& p) {
   RegisterFloat<RsqrtFn>(p, "Rsqrt");
   RegisterFloat<TanhFn>(p, "Tanh");
   RegisterFloat<SigmoidFn>(p, "Sigmoid");
+  RegisterForTypes<Unary<SwishFn>::template Kernel, float>(p, "_MklSwish");
   RegisterReal<SignFn>(p, "Sign");
   RegisterReal<RoundFn>(p, "Round");
   RegisterFloat<RoundFn>(p, "Rint");

@@ -22,7 +22,9 @@ const char* Name(SimdLevel level);
 // The widest level that this build has loops for and this CPU can run.
 SimdLevel BestSimdLevel();
 
-enum class VectorFunction { kErf, kErfc, kExp, kSigmoid, kTanh };
+// kSwish is x * sigmoid(x): the product of x and kSigmoid's value, rounded once more, bit for
+// bit what a Mul of x and Sigmoid(x) gives.
+enum class VectorFunction { kErf, kErfc, kExp, kSigmoid, kTanh, kSwish };
 
 // y[i] = f(x[i]) for i in [0, n). `y` may be `x`; other overlaps are not allowed. `level` must
 // be at most BestSimdLevel() (tests compare the levels).

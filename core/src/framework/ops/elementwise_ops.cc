@@ -214,6 +214,14 @@ void RegisterUnaryMathOps(OpRegistry* r) {
   r->RegisterOrDie(UnaryOp("Rsqrt", kUnaryFloatTypes).Summary("1 / sqrt(x) element-wise."));
   r->RegisterOrDie(UnaryOp("Tanh", kUnaryFloatTypes).Summary("Hyperbolic tangent element-wise."));
   r->RegisterOrDie(UnaryOp("Sigmoid", kUnaryFloatTypes).Summary("1 / (1 + exp(-x)) element-wise."));
+  // TensorFlow's internal swish (its oneDNN remapper's, and the core's remapper pass for
+  // Mul(x, Sigmoid(x)): passes/remapper.h); TensorFlow 2.21's definition.
+  r->RegisterOrDie(OpDefBuilder("_MklSwish")
+                       .Input("features: T")
+                       .Output("activations: T")
+                       .Attr("T: {float, bfloat16, half} = DT_FLOAT")
+                       .SetShapeFn(UnchangedShape)
+                       .Summary("features * sigmoid(features) element-wise."));
   r->RegisterOrDie(UnaryOp("Sign", kUnaryTypes).Summary("-1, 0 or 1 by the sign of x (NaN stays)."));
   r->RegisterOrDie(UnaryOp("Round", kUnaryTypes).Summary("x rounded half to even element-wise."));
   r->RegisterOrDie(UnaryOp("Rint", "T: {bfloat16, half, float, double}")
