@@ -110,9 +110,7 @@ class FusedConvKernel : public ConvKernelBase {
     CFX_SDK_RETURN_IF_ERROR(init.attrs().GetOr<int64_t>("num_host_args", &num_host_args, 0));
     if (num_host_args != 0)
       return sdk::Unimplemented("host_args (quantized convolutions) are not supported on CPU");
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::FusedEpilogue epilogue, sdk::ReadFusedEpilogue(init.attrs()));
-    set_epilogue(epilogue);
-    return sdk::Status();
+    return InitEpilogue(init);
   }
 };
 

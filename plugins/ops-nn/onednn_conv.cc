@@ -132,6 +132,12 @@ sdk::Status ConvKernelBase::Init(const sdk::KernelInit& init) {
   return init.attrs().GetOr("_filter_const", &filter_const_, false);
 }
 
+sdk::Status ConvKernelBase::InitEpilogue(const sdk::KernelInit& init) {
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::FusedEpilogue epilogue, sdk::ReadFusedEpilogue(init.attrs()));
+  epilogue_ = epilogue;
+  return sdk::Status();
+}
+
 sdk::Status ConvKernelBase::Geometry(const sdk::Shape& input, const sdk::Shape& filter,
                                      ConvGeometry* g) const {
   if (kind_ == ConvKind::kPlain) return sdk::MakeConvGeometry(attrs_, input, filter, g);

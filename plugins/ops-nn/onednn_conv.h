@@ -70,8 +70,9 @@ class ConvKernelBase {
   sdk::Status Compute(sdk::KernelContext& ctx);
 
  protected:
-  // Makes the forward pass fused; called by the fused op's Init before any Compute.
-  void set_epilogue(const sdk::FusedEpilogue& e) { epilogue_ = e; }
+  // Makes the forward pass fused with the epilogue that the node's attrs (fused_ops, num_args,
+  // epsilon, leakyrelu_alpha) describe; called by the fused op's Init before any Compute.
+  sdk::Status InitEpilogue(const sdk::KernelInit& init);
 
  private:
   sdk::Status Geometry(const sdk::Shape& input, const sdk::Shape& filter,

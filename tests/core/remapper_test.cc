@@ -469,6 +469,31 @@ TEST(FuseContractions, ZeroPaddingFoldsIntoTheConvolution) {
   EXPECT_EQ(FuseContractions(&read_twice, {}, AlwaysCpu), 0);
 }
 
+// DepthwiseConv2dNative + BiasAdd + activation becomes _FusedDepthwiseConv2dNative with
+// TensorFlow's attrs (no explicit_paddings, no TArgs).
+TEST(FuseContractions, DepthwiseConvolutionBiasAddActivationBecomesOneNode) {
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("w", MakeTensor<float>(TensorShape({1, 1, 2, 1}), {1, 2}));
+  b.Const("b", MakeTensor<float>(TensorShape({2}), {1, -1}));
+  b.Op("conv", "DepthwiseConv2dNative", {"x", "w"},
+       {{"T", kFloat},
+        {"strides", AttrValue::IntList({1, 1, 1, 1})},
+        {"padding", AttrValue::String("VALID")},
+        {"explicit_paddings", AttrValue::IntList({})}});
+  b.Op("bias_add", "BiasAdd", {"conv", "b"}, {{"T", kFloat}});
+  b.Op("act", "Relu6", {"bias_add"}, {{"T", kFloat}});
+  GraphDef g = b.graph();
+  ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+  const NodeDef* fused = Find(g, "act");
+  EXPECT_EQ(fused->op, "_FusedDepthwiseConv2dNative");
+  EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b"}));
+  EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "Relu6"}));
+  EXPECT_EQ(fused->attr.count("explicit_paddings"), 0u);
+  EXPECT_EQ(fused->attr.count("TArgs"), 0u);
+  EXPECT_EQ(fused->attr.at("padding").s, "VALID");
+}
+
 // Keras' swish, Mul(x, Sigmoid(x)) in either order, becomes _MklSwish(x) under the Mul's name
 // with the control inputs of both; a Sigmoid read elsewhere, of another tensor, or a predicate
 // that says no leave it as it is.

@@ -274,7 +274,8 @@ TEST(Remapping, FoldedScalesAndBiasAddsAgreeWithUnfusedGraphs) {
   EXPECT_EQ(runs.ops[0]["_FusedConv2D"], 1);
   EXPECT_EQ(runs.ops[0]["_FusedMatMul"], 1);
   EXPECT_EQ(runs.ops[0]["Mul"], 0) << "every scale folded";
-  EXPECT_EQ(runs.ops[0]["AddV2"], 1) << "the depthwise convolution's offset (no fused depthwise op)";
+  EXPECT_EQ(runs.ops[0]["_FusedDepthwiseConv2dNative"], 1);
+  EXPECT_EQ(runs.ops[0]["AddV2"], 0);
   EXPECT_EQ(runs.ops[0]["BiasAdd"], 0);
   EXPECT_EQ(runs.ops[1]["Mul"], 3);
 }
@@ -300,6 +301,35 @@ TEST(Remapping, ZeroPaddingFoldedIntoConvolutionsAgrees) {
       b.graph(), MakeTensor<float>({2, 7, 6, 3}, Ramp<float>(252, 0.1)), {"y"});
   EXPECT_EQ(runs.ops[0]["Pad"], 0);
   EXPECT_EQ(runs.ops[1]["Pad"], 2);
+}
+
+// MobileNetV2's block: DepthwiseConv2dNative, its batch normalization and Relu6 become one
+// _FusedDepthwiseConv2dNative; a depthwise convolution with EXPLICIT padding (which TensorFlow's
+// fused op lacks) keeps its bias add and activation.
+TEST(Remapping, DepthwiseConvolutionsFuseTheirBiasAndActivation) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("dw", MakeTensor<float>({3, 3, 3, 2}, Ramp<float>(54, 0.25)));
+  b.Const("scale", MakeTensor<float>({6}, Ramp<float>(6, 0.5)));
+  b.Const("offset", MakeTensor<float>({6}, Ramp<float>(6, -2.0)));
+  b.Op("dconv", "DepthwiseConv2dNative", {"x", "dw"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 1, 1, 1})}, {"padding", AttrValue::String("SAME")}});
+  b.Op("bn", "Mul", {"dconv", "scale"}, {{"T", f}});
+  b.Op("bn_add", "AddV2", {"bn", "offset"}, {{"T", f}});
+  b.Op("y", "Relu6", {"bn_add"}, {{"T", f}});
+  b.Const("dw2", MakeTensor<float>({3, 3, 6, 1}, Ramp<float>(54, 0.125)));
+  b.Const("offset2", MakeTensor<float>({6}, Ramp<float>(6, 1.0)));
+  NodeDef& explicit_conv = b.Op("dconv2", "DepthwiseConv2dNative", {"y", "dw2"},
+       {{"T", f}, {"strides", AttrValue::IntList({1, 2, 2, 1})}, {"padding", AttrValue::String("EXPLICIT")}});
+  explicit_conv.attr["explicit_paddings"] = AttrValue::IntList({0, 0, 1, 0, 0, 1, 0, 0});
+  b.Op("add2", "AddV2", {"dconv2", "offset2"}, {{"T", f}});
+  b.Op("z", "Relu", {"add2"}, {{"T", f}});
+  RemappedRuns runs = RunWithAndWithoutRemapping(
+      b.graph(), MakeTensor<float>({2, 5, 5, 3}, Ramp<float>(150, 0.1)), {"z", "y"});
+  EXPECT_EQ(runs.ops[0]["_FusedDepthwiseConv2dNative"], 1);
+  EXPECT_EQ(runs.ops[0]["DepthwiseConv2dNative"], 1);
+  EXPECT_EQ(runs.ops[0]["Mul"], 0);
 }
 
 // Keras' swish after a convolution (EfficientNet's activation): with remapping, one _MklSwish

@@ -10,14 +10,26 @@ namespace {
 
 constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
 
-// The attrs of Conv2D and MatMul that _FusedConv2D and _FusedMatMul also have (MatMul's
-// grad_a/grad_b hints are not among them); internal `_` attrs are copied as well.
-const std::set<std::string>& SharedAttrs(bool conv) {
-  static const std::set<std::string> conv_attrs = {
-      "T",           "strides",   "padding",         "explicit_paddings",
-      "data_format", "dilations", "use_cudnn_on_gpu"};
-  static const std::set<std::string> matmul_attrs = {"T", "transpose_a", "transpose_b"};
-  return conv ? conv_attrs : matmul_attrs;
+// The fused op of each contraction, and the contraction's attrs that it also has (MatMul's
+// grad_a/grad_b hints are not among them; DepthwiseConv2dNative's fused op has no explicit
+// paddings); internal `_` attrs are copied as well.
+struct FusedForm {
+  const char* op;
+  std::set<std::string> attrs;
+};
+
+const FusedForm* FusedFormOf(const std::string& contraction) {
+  static const std::map<std::string, FusedForm> forms = {
+      {"Conv2D",
+       {"_FusedConv2D",
+        {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
+         "use_cudnn_on_gpu"}}},
+      {"DepthwiseConv2dNative",
+       {"_FusedDepthwiseConv2dNative", {"T", "strides", "padding", "data_format", "dilations"}}},
+      {"MatMul", {"_FusedMatMul", {"T", "transpose_a", "transpose_b"}}},
+  };
+  auto it = forms.find(contraction);
+  return it == forms.end() ? nullptr : &it->second;
 }
 
 bool IsControl(const std::string& input) { return !input.empty() && input[0] == '^'; }
@@ -180,7 +192,7 @@ class Remapper {
     const Tensor* w = ConstInput(contraction.input[1]);
     if (bias == nullptr || w == nullptr || bias->dtype() != DT_FLOAT) return false;
     std::optional<ChannelLayout> layout = FilterChannels(contraction, *w);
-    const int rank = contraction.op == "Conv2D" ? 4 : 2;
+    const int rank = ScalableOutputRank(contraction);
     if (!layout || !IsChannelVector(*bias, rank, layout->channels, /*allow_scalar=*/false))
       return false;
     if (bias->rank() == 1) return true;
@@ -468,7 +480,7 @@ class Remapper {
     pending_bias_ = Tensor();
     const bool add = bias_add->op != "BiasAdd";
     auto is_contraction = [](const NodeDef* n) {
-      return n != nullptr && (n->op == "Conv2D" || n->op == "MatMul");
+      return n != nullptr && FusedFormOf(n->op) != nullptr;
     };
     int side = 0;
     NodeDef* contraction = SoleProducer(bias_add->input[0]);
@@ -478,8 +490,13 @@ class Remapper {
     }
     if (contraction == nullptr || contraction->input.size() < 2 || IsControl(contraction->input[1]))
       return false;
-    const bool conv = contraction->op == "Conv2D";
-    if (!conv && contraction->op != "MatMul") return false;
+    const FusedForm* form = FusedFormOf(contraction->op);
+    if (form == nullptr) return false;
+    const bool conv = contraction->op != "MatMul";
+    // TensorFlow's fused depthwise convolution has SAME and VALID padding only.
+    if (contraction->op == "DepthwiseConv2dNative" &&
+        StringAttrOr(*contraction, "padding", "") == "EXPLICIT")
+      return false;
     std::string bias_input = bias_add->input[1 - side];
     if (add && !OneDimensionalBias(*contraction, &bias_input)) return false;
     std::vector<const NodeDef*> parts = {contraction, bias_add};
@@ -493,7 +510,7 @@ class Remapper {
 
     NodeDef fused;
     fused.name = tail.name;
-    fused.op = conv ? "_FusedConv2D" : "_FusedMatMul";
+    fused.op = form->op;
     fused.device = contraction->device;
     fused.input = {contraction->input[0], contraction->input[1], bias_input};
     for (const NodeDef* p : parts)
@@ -505,12 +522,12 @@ class Remapper {
           fused.input.push_back(input);
       }
     for (const auto& [name, value] : contraction->attr)
-      if (name[0] == '_' || SharedAttrs(conv).count(name)) fused.attr[name] = value;
+      if (name[0] == '_' || form->attrs.count(name)) fused.attr[name] = value;
     std::vector<std::string> fused_ops = {"BiasAdd"};
     if (with_activation) fused_ops.push_back(tail.op);
     fused.attr["fused_ops"] = AttrValue::StringList(fused_ops);
     fused.attr["num_args"] = AttrValue::Int(1);
-    if (conv) fused.attr["TArgs"] = AttrValue::TypeList({*TypeAttr(tail)});
+    if (contraction->op == "Conv2D") fused.attr["TArgs"] = AttrValue::TypeList({*TypeAttr(tail)});
     fused.attr["epsilon"] = AttrValue::Float(0.0001f);
     auto alpha = tail.attr.find("alpha");
     fused.attr["leakyrelu_alpha"] = AttrValue::Float(
