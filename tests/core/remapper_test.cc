@@ -519,6 +519,17 @@ TEST(FuseContractions, SwishBecomesOneNode) {
     EXPECT_EQ(swish->input, (std::vector<std::string>{"x", "^ctl"}));
     EXPECT_EQ(swish->attr.at("T").type, DT_FLOAT);
   }
+  // Keras' x * sigmoid(beta * x) with beta * x simplified to Identity(x): the Identity goes too.
+  GraphDef through_identity = graph(false);
+  GraphBuilder identity;
+  identity.Op("beta_x", "Identity", {"x"}, {{"T", kFloat}});
+  through_identity.node.push_back(identity.graph().node[0]);
+  for (NodeDef& n : through_identity.node)
+    if (n.name == "sig") n.input[0] = "beta_x";
+  ASSERT_EQ(FuseContractions(&through_identity, {}, AlwaysCpu), 1);
+  EXPECT_EQ(Find(through_identity, "beta_x"), nullptr);
+  EXPECT_EQ(Find(through_identity, "swish")->input, (std::vector<std::string>{"x", "^ctl"}));
+
   GraphDef read_twice = graph(false);
   GraphBuilder other;
   other.Op("other", "Neg", {"sig"}, {{"T", kFloat}});

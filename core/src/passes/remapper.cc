@@ -292,23 +292,34 @@ class Remapper {
     for (int side = 0; side < 2; ++side) {
       NodeDef* sigmoid = SoleProducer(mul.input[side]);
       if (sigmoid == nullptr || sigmoid->op != "Sigmoid" || sigmoid->input.empty() ||
-          sigmoid->input[0] != mul.input[1 - side] || sigmoid->device != mul.device ||
+          IsControl(sigmoid->input[0]) || sigmoid->device != mul.device ||
           TypeAttr(*sigmoid) != DT_FLOAT)
         continue;
+      // Keras writes x * sigmoid(beta * x); with beta 1 the optimizer made beta * x an
+      // Identity of x (OptimizeGraph), which the Sigmoid may read instead of x.
+      NodeDef* identity = SoleProducer(sigmoid->input[0]);
+      if (identity != nullptr && (identity->op != "Identity" || identity->input.empty() ||
+                                  identity->input[0] != mul.input[1 - side]))
+        identity = nullptr;
+      if (identity == nullptr && sigmoid->input[0] != mul.input[1 - side]) continue;
       NodeDef swish;
       swish.name = mul.name;
       swish.op = "_MklSwish";
       swish.device = mul.device;
       swish.input = {mul.input[1 - side]};
-      for (const NodeDef* p : {static_cast<const NodeDef*>(&mul), static_cast<const NodeDef*>(sigmoid)})
+      std::vector<const NodeDef*> parts = {sigmoid, &mul};
+      if (identity != nullptr) parts.insert(parts.begin(), identity);
+      for (const NodeDef* p : parts)
         for (const std::string& input : p->input)
           if (IsControl(input) && input != "^" + sigmoid->name &&
+              (identity == nullptr || input != "^" + identity->name) &&
               std::find(swish.input.begin(), swish.input.end(), input) == swish.input.end())
             swish.input.push_back(input);
       swish.attr["T"] = AttrValue::Type(DT_FLOAT);
       if (!predicate_(swish, {sigmoid, &mul})) return false;
       removed_[index_.at(sigmoid->name)] = true;
-      // x was read by both; now only by the swish.
+      if (identity != nullptr) removed_[index_.at(identity->name)] = true;
+      // x was read by both (or by the Identity and the Mul); now only by the swish.
       bool unused;
       --data_consumers_[ProducerName(swish.input[0], &unused)];
       mul = std::move(swish);
