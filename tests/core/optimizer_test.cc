@@ -203,7 +203,9 @@ TEST(OptimizerFolding, MultiplyByScalarOneBecomesIdentity) {
   const float inf = std::numeric_limits<float>::infinity();
   std::map<std::string, Tensor> feeds = {
       {"x:0", test::MakeVector<float>({-0.0f, inf, -inf, std::nanf(""), 3.5f})}};
-  GraphDef out = OptimizeAndCompare(def, FoldingOnly(), {"x", "out"},
+  GraphOptimizerOptions keep_identities = FoldingOnly();
+  keep_identities.forward_identities = false;  // to see them (OptimizerIdentities below)
+  GraphDef out = OptimizeAndCompare(def, keep_identities, {"x", "out"},
                                     {"left:0", "right:0", "out:0"}, &stats, feeds);
   EXPECT_EQ(stats.simplified, 2);
   EXPECT_EQ(Find(out, "one"), nullptr) << "no reader is left";
@@ -229,6 +231,50 @@ TEST(OptimizerFolding, MultiplyByScalarOneBecomesIdentity) {
                       F("m", "Mul", {"x", "one"})});
   ASSERT_OK(OptimizeGraph(TestRuntime(), FoldingOnly(), {"x", "m", "one"}, &fed, &stats));
   EXPECT_EQ(Find(fed, "m")->op, "Mul") << "a kept Const may be fed another value";
+}
+
+// Identities that nothing orders on go, their readers reading their inputs and waiting for
+// their control inputs; kept ones, those others wait for, those asking for another device and
+// those with control inputs before a control-flow op stay.
+TEST(OptimizerIdentities, ForwardsIdentitiesNothingOrdersOn) {
+  GraphDef def = Def({PlaceholderNode("x"), Op("c", "NoOp", {}), F("a", "Identity", {"x"}),
+                      F("b", "Identity", {"a", "^c"}), F("out", "Neg", {"b"}),
+                      F("kept", "Identity", {"x"}), F("waited", "Identity", {"x"}),
+                      Op("after", "NoOp", {"^waited"}), F("elsewhere", "Identity", {"x"}),
+                      F("sum", "AddN", {"waited", "elsewhere"})});
+  def.node.back().attr["N"] = AttrValue::Int(2);
+  def.node[8].device = "/device:CPU:1";
+  GraphOptimizerStats stats;
+  GraphDef out = OptimizeAndCompare(def, CseOnly(), {"x", "out", "kept", "sum", "after"},
+                                    {"out:0", "kept:0", "sum:0"}, &stats,
+                                    {{"x:0", test::MakeVector<float>({1, -2})}});
+  EXPECT_EQ(stats.identities_forwarded, 2);
+  EXPECT_EQ(Find(out, "a"), nullptr);
+  EXPECT_EQ(Find(out, "b"), nullptr);
+  EXPECT_THAT(Find(out, "out")->input, ElementsAre("x", "^c"));
+  for (const char* stays : {"kept", "waited", "elsewhere"}) EXPECT_NE(Find(out, stays), nullptr);
+
+  // An Identity with a control input before a Merge keeps it (a Merge's inputs are not all
+  // waited for); without one it goes there too.
+  GraphDef merge = Def({PlaceholderNode("x"), PlaceholderNode("y"), Op("c", "NoOp", {}),
+                        F("guarded", "Identity", {"x", "^c"}), F("plain", "Identity", {"y"}),
+                        Op("m", "Merge", {"guarded", "plain"},
+                           {{"T", AttrValue::Type(DT_FLOAT)}, {"N", AttrValue::Int(2)}})});
+  GraphDef merged = merge;
+  ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), {"x", "y", "m"}, &merged, &stats));
+  EXPECT_EQ(stats.identities_forwarded, 1);
+  EXPECT_NE(Find(merged, "guarded"), nullptr);
+  EXPECT_THAT(Find(merged, "m")->input, ElementsAre("guarded", "y"));
+
+  // An Identity of a variable reads it when it runs, after its control inputs: it stays.
+  GraphDef variable = Def({Op("v", "VariableV2", {},
+                              {{"dtype", AttrValue::Type(DT_FLOAT)},
+                               {"shape", AttrValue::Shape(PartialTensorShape({}))}}),
+                           Op("c", "NoOp", {}), F("read", "Identity", {"v", "^c"}),
+                           F("out", "Neg", {"read"})});
+  ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), {"out"}, &variable, &stats));
+  EXPECT_EQ(stats.identities_forwarded, 0);
+  EXPECT_THAT(Find(variable, "out")->input, ElementsAre("read"));
 }
 
 TEST(OptimizerFolding, FoldsConstantSubgraphs) {

@@ -72,6 +72,8 @@ class Optimizer {
     int origin = 0;  // the original node a folded Const was made from (itself otherwise)
     bool removed = false;
     bool had_consumers = false;
+    bool control_consumers = false;  // another node waits for this one (a control edge)
+    bool feeds_control_flow = false;  // a Switch, Merge, Enter, Exit... reads an output
   };
 
   void RewriteInputs(NodeDef* node) const;
@@ -83,6 +85,9 @@ class Optimizer {
   bool TryFold(int i);
   // Node i, x * 1 or 1 * x with the 1 a scalar Const, becomes Identity(x); true when it did.
   bool TryRemoveMultiplyByOne(int i);
+  // Node i, an Identity of one data input that nothing orders on, goes: its readers read its
+  // input; true when it did.
+  bool TryForwardIdentity(int i);
   // Where node i is evaluated when folded.
   Device* FoldingDevice(const NodeDef& node) const;
   int AddNode(NodeDef def, Info info);
@@ -97,6 +102,8 @@ class Optimizer {
   std::map<std::string, int> index_;
   std::map<std::string, std::string> tensor_rename_;  // "b:1" -> "a:1"
   std::map<std::string, std::string> node_rename_;    // for control inputs: "b" -> "a"
+  // "identity:0" -> the control inputs of a forwarded Identity ("^c", renamed)
+  std::map<std::string, std::vector<std::string>> forwarded_controls_;
   std::unordered_map<size_t, std::vector<int>> cse_table_;
   std::vector<std::set<int>> used_ports_;  // by original id: outputs that consumers read
   GraphOptimizerStats stats_;
@@ -126,6 +133,11 @@ void Optimizer::RewriteInputs(NodeDef* node) const {
       std::string key = id->node + ":" + std::to_string(id->port);
       auto it = tensor_rename_.find(key);
       data.push_back(it == tensor_rename_.end() ? TensorName(id->node, id->port) : it->second);
+      // A forwarded Identity's control inputs, which its readers now wait for themselves.
+      if (auto c = forwarded_controls_.find(key); c != forwarded_controls_.end())
+        for (const std::string& name : c->second)
+          if (std::find(control.begin(), control.end(), name) == control.end())
+            control.push_back(name);
     }
   }
   data.insert(data.end(), control.begin(), control.end());
@@ -321,6 +333,36 @@ bool Optimizer::TryRemoveMultiplyByOne(int i) {
   return false;
 }
 
+bool Optimizer::TryForwardIdentity(int i) {
+  const NodeDef& node = nodes_[i];
+  if (node.op != "Identity" || info_[i].removed || info_[i].control_consumers ||
+      keep_.count(node.name) || node.input.empty() || node.input[0].starts_with("^") ||
+      info_[i].input_types.size() != 1 || IsResourceOrRef(info_[i].input_types[0]))
+    return false;
+  // Control inputs move to the readers (function inlining orders every input Identity after
+  // the call's control inputs); not onto control-flow ops, whose readiness rules differ.
+  std::vector<std::string> controls(node.input.begin() + 1, node.input.end());
+  if (!controls.empty() && info_[i].feeds_control_flow) return false;
+  auto id = ParseTensorName(node.input[0]);
+  if (!id.ok()) return false;
+  auto producer = index_.find(id->node);
+  if (producer == index_.end()) return false;
+  // An Identity of a variable (a reference output: VariableV2's) reads its value when the
+  // Identity runs, after its control inputs (a SyncReplicas step reads the global step after
+  // the update); its readers would read the variable itself, whenever they run.
+  const std::vector<DataType>& produced = info_[producer->second].output_types;
+  if (id->port < 0 || id->port >= static_cast<int>(produced.size()) ||
+      IsResourceOrRef(produced[id->port]))
+    return false;
+  // An Identity that asks for another device than its input's is a copy between devices.
+  if (!node.device.empty() && node.device != nodes_[producer->second].device) return false;
+  tensor_rename_[node.name + ":0"] = node.input[0];
+  if (!controls.empty()) forwarded_controls_[node.name + ":0"] = std::move(controls);
+  info_[i].removed = true;
+  ++stats_.identities_forwarded;
+  return true;
+}
+
 void Optimizer::RemoveDeadNodes() {
   std::vector<int> consumers(nodes_.size(), 0);
   auto for_each_source = [&](const NodeDef& n, const std::function<void(int)>& fn) {
@@ -381,6 +423,11 @@ Status Optimizer::Run(GraphDef* graph_def, GraphOptimizerStats* stats) {
     info.stateful = IsStatefulOp(n->op(), &n->op_registration());
     info.origin = n->id();
     info.had_consumers = !n->out_edges().empty();
+    info.control_consumers = std::any_of(n->out_edges().begin(), n->out_edges().end(),
+                                         [](const Edge* e) { return e->IsControl(); });
+    info.feeds_control_flow =
+        std::any_of(n->out_edges().begin(), n->out_edges().end(),
+                    [](const Edge* e) { return IsControlFlowOp(e->dst->op()); });
     for (const Edge* e : n->out_edges())
       if (!e->IsControl()) used_ports_[n->id()].insert(e->src_output);
     AddNode(n->def(), std::move(info));
@@ -389,6 +436,7 @@ Status Optimizer::Run(GraphDef* graph_def, GraphOptimizerStats* stats) {
     int i = n->id();
     RewriteInputs(&nodes_[i]);
     if (cpu_ != nullptr && !TryFold(i)) TryRemoveMultiplyByOne(i);
+    if (options_.forward_identities && TryForwardIdentity(i)) continue;
     if (options_.cse) TryCse(i);
   }
   RemoveDeadNodes();

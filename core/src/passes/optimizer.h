@@ -18,12 +18,14 @@ namespace cfx {
 struct GraphOptimizerOptions {
   bool cse = true;
   bool constant_folding = true;
+  bool forward_identities = true;
   // Folded outputs larger than this stay computed at run time.
   int64_t max_constant_bytes = 10 << 20;
 };
 
 struct GraphOptimizerStats {
-  int nodes_before = 0, nodes_after = 0, cse_removed = 0, folded = 0, simplified = 0;
+  int nodes_before = 0, nodes_after = 0, cse_removed = 0, folded = 0, simplified = 0,
+      identities_forwarded = 0;
 };
 
 // Rewrites `graph_def` in place, in one pass in topological order:
@@ -39,6 +41,14 @@ struct GraphOptimizerStats {
 //   - Arithmetic simplification, as TensorFlow's constant folding does it: x * 1 and 1 * x,
 //     the 1 a scalar Const of x's real dtype (float, double, int32, int64), become Identity(x)
 //     under the Mul's name (Keras' swish multiplies by a beta of 1).
+//   - Identity forwarding, as TensorFlow's dependency optimizer does it: an Identity with no
+//     control consumer (so that nothing orders on it), not kept, of a value that is not a
+//     reference or resource (an Identity of a variable reads it when it runs), and asking for no device other than its input's, goes; its readers read its
+//     input, and wait for its control inputs themselves (unless one of them is a control-flow
+//     op: then an Identity with control inputs stays). Deadness and frames are unchanged: an
+//     Identity is in its input's frame and passes a dead input (or control input) on as dead. Function inlining and the
+//     lowering of functional control flow write many of them (two per loop variable and
+//     iteration in a Keras LSTM).
 //   - Nodes left without consumers by these rewrites are removed, unless kept or stateful.
 // Never removes, renames, merges or folds a node named in `keep` (fed, fetched or targeted
 // nodes), and a kept Const is not treated as constant (it may be fed). Never folds or merges
