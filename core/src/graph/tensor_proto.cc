@@ -111,6 +111,10 @@ Status CopyPadded(const Values& values, const char* field, int parts, int64_t n,
     return Status::OK();
   }
   const Dst* last = out + (given - 1) * parts;
+  if (parts == 1) {  // one fill, not an element-wise copy: up to kMaxDecodedTensorBytes of it
+    std::fill(out + given, out + n, *last);
+    return Status::OK();
+  }
   for (int64_t e = given; e < n; ++e) std::copy(last, last + parts, out + e * parts);
   return Status::OK();
 }
