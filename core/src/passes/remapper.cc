@@ -52,6 +52,20 @@ std::optional<DataType> TypeAttr(const NodeDef& n) {
   return it->second.type;
 }
 
+// Appends to `to` every control input of `parts` that is not an edge from one of `skip` (nodes
+// the rewrite removes), each once.
+void AppendControlInputs(NodeDef* to, const std::vector<const NodeDef*>& parts,
+                         const std::vector<const NodeDef*>& skip) {
+  for (const NodeDef* p : parts)
+    for (const std::string& input : p->input) {
+      const bool skipped = std::any_of(skip.begin(), skip.end(),
+                                       [&](const NodeDef* q) { return input == "^" + q->name; });
+      if (IsControl(input) && !skipped &&
+          std::find(to->input.begin(), to->input.end(), input) == to->input.end())
+        to->input.push_back(input);
+    }
+}
+
 // The value of a Const node, when it has one.
 const Tensor* ConstValue(const NodeDef& n) {
   if (n.op != "Const") return nullptr;
@@ -257,17 +271,18 @@ class Remapper {
     const NodeDef& operand = graph_.node[index_.at(operand_name)];
     NodeDef replacement = head;
     replacement.name = node.name;
-    for (const NodeDef* p : {static_cast<const NodeDef*>(&node), &operand})
-      for (const std::string& input : p->input)
-        if (IsControl(input) && input != "^" + head.name &&
-            std::find(replacement.input.begin(), replacement.input.end(), input) ==
-                replacement.input.end())
-          replacement.input.push_back(input);
+    AppendControlInputs(&replacement, {&node, &operand}, {&head});
     removed_[index_.at(head.name)] = true;
-    if (data_consumers_[operand_name] == 1 && !control_consumers_.count(operand_name))
-      removed_[index_.at(operand_name)] = true;
-    --data_consumers_[operand_name];
+    DropRead(operand_name);
     node = std::move(replacement);
+  }
+
+  // One data read of `name` fewer: the node goes when that was its last reader and no node waits
+  // for it.
+  void DropRead(const std::string& name) {
+    if (data_consumers_[name] == 1 && !control_consumers_.count(name))
+      removed_[index_.at(name)] = true;
+    --data_consumers_[name];
   }
 
   // The Const operand of a binary node: its name and value, when input `input` is output 0 of
@@ -309,12 +324,7 @@ class Remapper {
       swish.input = {mul.input[1 - side]};
       std::vector<const NodeDef*> parts = {sigmoid, &mul};
       if (identity != nullptr) parts.insert(parts.begin(), identity);
-      for (const NodeDef* p : parts)
-        for (const std::string& input : p->input)
-          if (IsControl(input) && input != "^" + sigmoid->name &&
-              (identity == nullptr || input != "^" + identity->name) &&
-              std::find(swish.input.begin(), swish.input.end(), input) == swish.input.end())
-            swish.input.push_back(input);
+      AppendControlInputs(&swish, parts, parts);
       swish.attr["T"] = AttrValue::Type(DT_FLOAT);
       if (!predicate_(swish, {sigmoid, &mul})) return false;
       removed_[index_.at(sigmoid->name)] = true;
@@ -343,9 +353,8 @@ class Remapper {
     if (pad == nullptr || pad->op != "Pad" || pad->input.size() < 2 ||
         IsControl(pad->input[1]) || pad->device != conv.device || TypeAttr(*pad) != TypeAttr(conv))
       return false;
-    std::string amounts_name;
-    bool output_zero = false;
-    amounts_name = ProducerName(pad->input[1], &output_zero);
+    bool unused;
+    const std::string amounts_name = ProducerName(pad->input[1], &unused);
     NodeDef* amounts_node = ConstNode(pad->input[1]);
     const Tensor* amounts = amounts_node != nullptr ? ConstValue(*amounts_node) : nullptr;
     if (amounts == nullptr || amounts->rank() != 2 || amounts->dim(0) != 4 ||
@@ -367,15 +376,11 @@ class Remapper {
       if (__builtin_add_overflow(explicit_pad[k], p[k], &explicit_pad[k])) return false;
 
     conv.input[0] = pad->input[0];
-    for (const std::string& input : pad->input)
-      if (IsControl(input) && std::find(conv.input.begin(), conv.input.end(), input) == conv.input.end())
-        conv.input.push_back(input);
+    AppendControlInputs(&conv, {pad}, {});
     conv.attr["padding"] = AttrValue::String("EXPLICIT");
     conv.attr["explicit_paddings"] = AttrValue::IntList(explicit_pad);
     removed_[index_.at(pad->name)] = true;
-    if (data_consumers_[amounts_name] == 1 && !control_consumers_.count(amounts_name))
-      removed_[index_.at(amounts_name)] = true;
-    --data_consumers_[amounts_name];
+    DropRead(amounts_name);
     // The convolution now reads x: x's reader count is unchanged (the Pad read it before).
     return true;
   }
@@ -524,14 +529,7 @@ class Remapper {
     fused.op = form->op;
     fused.device = contraction->device;
     fused.input = {contraction->input[0], contraction->input[1], bias_input};
-    for (const NodeDef* p : parts)
-      for (const std::string& input : p->input) {
-        const bool inside = std::any_of(parts.begin(), parts.end(),
-                                        [&](const NodeDef* q) { return input == "^" + q->name; });
-        if (IsControl(input) && !inside &&
-            std::find(fused.input.begin(), fused.input.end(), input) == fused.input.end())
-          fused.input.push_back(input);
-      }
+    AppendControlInputs(&fused, parts, parts);
     for (const auto& [name, value] : contraction->attr)
       if (name[0] == '_' || form->attrs.count(name)) fused.attr[name] = value;
     std::vector<std::string> fused_ops = {"BiasAdd"};
