@@ -150,8 +150,15 @@ TEST(Conv2D, ShapeInference) {
   bad = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 12}),
                                             PartialTensorShape({5, 5, 0, 6})});
   ExpectError(bad.status(), Code::kInvalidArgument,
-              "input has 12 channels (shape [2,28,27,12]), not a multiple of the filter's 0 "
-              "input channels");
+              "input has 12 channels (shape [2,28,27,12]), not a positive multiple of the "
+              "filter's 0 input channels");
+  // No input channels against a filter that wants some: zero groups, an error rather than a
+  // division of the output channels by zero.
+  bad = InferShapes(ConvNode("Conv2D", c), {PartialTensorShape({2, 28, 27, 0}),
+                                            PartialTensorShape({5, 5, 3, 6})});
+  ExpectError(bad.status(), Code::kInvalidArgument,
+              "input has 0 channels (shape [2,28,27,0]), not a positive multiple of the "
+              "filter's 3 input channels (shape [5,5,3,6])");
 }
 
 // Dilations, strides and paddings are attrs of any size: window arithmetic that does not fit
@@ -200,6 +207,8 @@ TEST(Conv2D, BadInputIsAnError) {
                 Code::kInvalidArgument, "filter must have rank 4");
     ExpectError(run(ConvNode("Conv2D", c), {x, MakeTensor<float>(TensorShape({5, 5, 2, 1}), Ramp<float>(50))}, "CPU:0").status(),
                 Code::kInvalidArgument, "larger than the input");
+    ExpectError(run(ConvNode("Conv2D", c), {MakeTensor<float>(TensorShape({1, 4, 4, 0}), {}), MakeTensor<float>(TensorShape({3, 3, 2, 1}), Ramp<float>(18))}, "CPU:0").status(),
+                Code::kInvalidArgument, "input has 0 channels");
   }
   NodeDef strided = ConvNode("Conv2D", c);
   strided.attr["strides"] = AttrValue::IntList({2, 1, 1, 1});

@@ -204,8 +204,8 @@ inline Status ComputeWindows(const WindowAttrs& a, int64_t in_h, int64_t in_w, i
 
 // The groups of a convolution (TensorFlow's grouped Conv2D): the input's channels split into
 // in_channels / filter_in_channels groups, each convolved with its own out_channels / groups
-// filters. Unknown dims (< 0) give unknown groups (-1); channels that do not split evenly are
-// InvalidArgument naming both shapes.
+// filters. Unknown dims (< 0) give unknown groups (-1); channels that do not split evenly into at
+// least one group are InvalidArgument naming both shapes.
 inline Status ConvGroups(const Shape& input, const Shape& filter, int64_t* groups) {
   const int64_t in_c = input[3], filter_c = filter[2], out_c = filter[3];
   *groups = -1;
@@ -214,9 +214,11 @@ inline Status ConvGroups(const Shape& input, const Shape& filter, int64_t* group
     *groups = 1;
     return Status();
   }
-  if (filter_c == 0 || in_c % filter_c != 0)
+  // Zero channels on one side only is no grouping either: 0 / filter_c groups would divide the
+  // output channels by zero.
+  if (filter_c == 0 || in_c == 0 || in_c % filter_c != 0)
     return InvalidArgument("input has ", in_c, " channels (shape ", shape_rules::ShapeStr(input),
-                           "), not a multiple of the filter's ", filter_c,
+                           "), not a positive multiple of the filter's ", filter_c,
                            " input channels (shape ", shape_rules::ShapeStr(filter), ")");
   *groups = in_c / filter_c;
   if (out_c >= 0 && out_c % *groups != 0)
