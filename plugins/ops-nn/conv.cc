@@ -93,8 +93,9 @@ void ConvAttrs(sdk::OpBuilder& b, bool int32 = true) {
       .Attr("dilations: list(int) = [1, 1, 1, 1]");
 }
 
-// _FusedConv2D on CPU: float, NHWC, HWIO filters, a bias and optionally an activation (see
-// conflux/sdk/fused_ops.h for the epilogues it takes).
+// _FusedConv2D on CPU: float, NHWC, HWIO filters, a bias, optionally an addend (a residual
+// connection's shortcut) and optionally an activation (see conflux/sdk/fused_ops.h for the
+// epilogues it takes).
 class FusedConvKernel : public ConvKernelBase {
  public:
   FusedConvKernel() : ConvKernelBase(ConvKind::kPlain, ConvPass::kForward) {}
@@ -110,7 +111,7 @@ class FusedConvKernel : public ConvKernelBase {
     CFX_SDK_RETURN_IF_ERROR(init.attrs().GetOr<int64_t>("num_host_args", &num_host_args, 0));
     if (num_host_args != 0)
       return sdk::Unimplemented("host_args (quantized convolutions) are not supported on CPU");
-    return InitEpilogue(init);
+    return InitEpilogue(init, /*allow_add=*/true);
   }
 };
 

@@ -43,7 +43,36 @@ void AppendActivation(const sdk::FusedEpilogue& e, dnnl::post_ops* ops) {
   }
 }
 
-// `epilogue` (forward only): a bias argument and the activation as a post-op, for inference.
+// Whether `addend` broadcasts into `out` (both rank 4) without widening it.
+bool AddendFits(const sdk::Shape& addend, const sdk::Shape& out) {
+  if (addend.size() != out.size()) return false;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (addend[i] != out[i] && addend[i] != 1) return false;
+  return true;
+}
+
+// out = activation(out + addend), the addend broadcast along its dims of 1: the epilogue's last
+// steps for an addend that oneDNN does not add in the primitive (one of another shape). With
+// `bias`, out = activation(bias + addend) (nothing to convolve), which reads each element of an
+// addend that `out` aliases before writing it.
+void AddAndActivate(const sdk::FusedEpilogue& e, const sdk::Tensor& addend,
+                    const sdk::Shape& out_shape, const float* bias, float* out) {
+  const sdk::Shape& a = addend.shape();
+  const float* add = addend.data<float>();
+  int64_t i = 0;
+  for (int64_t n = 0; n < out_shape[0]; ++n)
+    for (int64_t h = 0; h < out_shape[1]; ++h)
+      for (int64_t w = 0; w < out_shape[2]; ++w)
+        for (int64_t c = 0; c < out_shape[3]; ++c, ++i) {
+          const int64_t j = (((a[0] == 1 ? 0 : n) * a[1] + (a[1] == 1 ? 0 : h)) * a[2] +
+                             (a[2] == 1 ? 0 : w)) * a[3] + (a[3] == 1 ? 0 : c);
+          out[i] = sdk::ApplyFusedActivation(e, (bias != nullptr ? bias[c] : out[i]) + add[j]);
+        }
+}
+
+// `epilogue` (forward only): a bias argument, the addend as a sum post-op (the destination holds
+// it before the primitive runs) when the epilogue has one, and the activation as a post-op, for
+// inference.
 std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, ConvKind kind, ConvPass pass,
                                                 const std::optional<sdk::FusedEpilogue>& epilogue) {
   auto p = std::make_unique<ConvPrimitives>();
@@ -60,6 +89,7 @@ std::unique_ptr<ConvPrimitives> BuildPrimitives(const ConvGeometry& g, ConvKind 
   if (epilogue) {
     dnnl::primitive_attr fused_attr = attr;
     dnnl::post_ops ops;
+    if (epilogue->add) ops.append_sum(1.0f);
     AppendActivation(*epilogue, &ops);
     fused_attr.set_post_ops(ops);
     memory::desc bias_md({g.o}, f32, Tag::a);
@@ -132,8 +162,9 @@ sdk::Status ConvKernelBase::Init(const sdk::KernelInit& init) {
   return init.attrs().GetOr("_filter_const", &filter_const_, false);
 }
 
-sdk::Status ConvKernelBase::InitEpilogue(const sdk::KernelInit& init) {
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::FusedEpilogue epilogue, sdk::ReadFusedEpilogue(init.attrs()));
+sdk::Status ConvKernelBase::InitEpilogue(const sdk::KernelInit& init, bool allow_add) {
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::FusedEpilogue epilogue,
+                           sdk::ReadFusedEpilogue(init.attrs(), allow_add));
   epilogue_ = epilogue;
   return sdk::Status();
 }
@@ -177,13 +208,21 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
     CFX_SDK_RETURN_IF_ERROR(sdk::ConvSizesFromTensor(second, "filter_sizes", &filter_shape));
   ConvGeometry g;
   CFX_SDK_RETURN_IF_ERROR(Geometry(input_shape, filter_shape, &g));
-  sdk::Tensor grad, bias;
+  sdk::Tensor grad, bias, addend;
   if (epilogue_) {
     bias = ctx.input(2);
     if (bias.dtype() != CFX_FLOAT || bias.shape() != sdk::Shape{g.o})
       return sdk::InvalidArgument("the bias (args[0]) must be a float vector of the ", g.o,
                                   " output channels, got shape ",
                                   shape_rules::ShapeStr(bias.shape()));
+  }
+  if (epilogue_ && epilogue_->add) {
+    addend = ctx.input(3);
+    if (addend.dtype() != CFX_FLOAT || !AddendFits(addend.shape(), g.output()))
+      return sdk::InvalidArgument(
+          "the addend (args[1]) must be a float tensor of the output's shape ",
+          shape_rules::ShapeStr(g.output()), " (or broadcast to it by dims of 1), got shape ",
+          shape_rules::ShapeStr(addend.shape()));
   }
   if (pass_ != ConvPass::kForward) {
     grad = ctx.input(2);
@@ -192,7 +231,17 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
   const sdk::Shape out_shape = pass_ == ConvPass::kForward        ? g.output()
                                : pass_ == ConvPass::kBackwardData ? input_shape
                                                                   : filter_shape;
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
+  // An addend of the output's shape is summed in place: the output starts as the addend (its
+  // buffer, when nothing else reads it; else a copy) and oneDNN adds the convolution to it.
+  const bool sum_in_place = epilogue_ && epilogue_->add && addend.shape() == out_shape;
+  sdk::Tensor out;
+  if (sum_in_place) {
+    CFX_SDK_ASSIGN_OR_RETURN(out, ctx.ForwardOrAllocateOutput({3}, 0, out_shape));
+    if (out.data<float>() != addend.data<float>())
+      std::copy_n(addend.data<float>(), addend.num_elements(), out.data<float>());
+  } else {
+    CFX_SDK_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+  }
   if (out.num_elements() == 0) return sdk::Status();
   // An empty operand of the sum (a zero-sized input, filter or out_backprop) gives zeros.
   const bool empty =
@@ -200,6 +249,10 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
           ? first.num_elements() == 0 || second.num_elements() == 0
           : grad.num_elements() == 0 ||
                 (pass_ == ConvPass::kBackwardData ? second : first).num_elements() == 0;
+  if (empty && epilogue_ && epilogue_->add) {
+    AddAndActivate(*epilogue_, addend, out_shape, bias.data<float>(), out.data<float>());
+    return sdk::Status();
+  }
   if (empty && epilogue_) {
     sdk::FillWithActivatedBias(*epilogue_, bias.data<float>(), g.o, out.num_elements() / g.o,
                                out.data<float>());
@@ -212,7 +265,9 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
   switch (pass_) {
     case ConvPass::kForward:
       return Forward(g, first.data<float>(), second.data<float>(),
-                     epilogue_ ? bias.data<float>() : nullptr, out.data<float>());
+                     epilogue_ ? bias.data<float>() : nullptr,
+                     epilogue_ && epilogue_->add && !sum_in_place ? &addend : nullptr,
+                     out.data<float>());
     case ConvPass::kBackwardData:
       return BackwardData(g, second.data<float>(), grad.data<float>(), out.data<float>());
     case ConvPass::kBackwardWeights:
@@ -221,13 +276,17 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
   return BackwardWeights(g, first.data<float>(), grad.data<float>(), out.data<float>());
 }
 
-sdk::Result<ConvPrimitives*> ConvKernelBase::Primitives(const ConvGeometry& g) {
+sdk::Result<ConvPrimitives*> ConvKernelBase::Primitives(
+    const ConvGeometry& g, const std::optional<sdk::FusedEpilogue>& epilogue) {
   std::vector<int64_t> key = g.Key();
+  // The fused forward pass has two primitives per geometry: with the whole epilogue, and with
+  // the bias alone (an addend that oneDNN does not add, see Forward).
+  if (epilogue) key.push_back(epilogue->add || epilogue->activation != sdk::FusedActivation::kNone);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second.get();
   try {
-    auto p = BuildPrimitives(g, kind_, pass_, epilogue_);
+    auto p = BuildPrimitives(g, kind_, pass_, epilogue);
     ConvPrimitives* raw = p.get();
     cache_.emplace(std::move(key), std::move(p));
     return raw;
@@ -256,9 +315,11 @@ memory ConvKernelBase::FilterAs(const ConvGeometry& g, float* data, const memory
 }
 
 sdk::Status ConvKernelBase::Forward(const ConvGeometry& g, const float* input, float* filter,
-                                    const float* bias, float* out) {
-  CFX_SDK_ASSIGN_OR_RETURN(ConvPrimitives * p, Primitives(g));
-  return RunOrError([&] {
+                                    const float* bias, const sdk::Tensor* add_after, float* out) {
+  std::optional<sdk::FusedEpilogue> in_primitive = epilogue_;
+  if (add_after != nullptr) in_primitive = sdk::FusedEpilogue();
+  CFX_SDK_ASSIGN_OR_RETURN(ConvPrimitives * p, Primitives(g, in_primitive));
+  const sdk::Status run = RunOrError([&] {
     std::lock_guard<std::mutex> lock(p->mu);
     dnnl::stream s(ConvEngine());
     memory src(p->fwd_pd.src_desc(), ConvEngine(), const_cast<float*>(input));
@@ -283,6 +344,9 @@ sdk::Status ConvKernelBase::Forward(const ConvGeometry& g, const float* input, f
     p->fwd.execute(s, args);
     s.wait();
   });
+  if (!run.ok()) return run;
+  if (add_after != nullptr) AddAndActivate(*epilogue_, *add_after, g.output(), nullptr, out);
+  return sdk::Status();
 }
 
 sdk::Status ConvKernelBase::BackwardData(const ConvGeometry& g, const float* filter,

@@ -59,36 +59,45 @@ struct ConvPrimitives {
 // (every weight read and written) is otherwise paid at every step.
 // A forward pass with an epilogue (_FusedConv2D) adds its third input, the bias, in the
 // primitive and applies the activation as a oneDNN eltwise post-op, while the output is still
-// in cache, instead of two more passes over it.
+// in cache, instead of two more passes over it. With an addend (fused_ops "BiasAdd", "Add": a
+// residual connection's shortcut, the fourth input) of the output's shape, the output starts as
+// the addend (its buffer when no other node reads it) and a oneDNN sum post-op adds the
+// convolution before the activation; an addend that broadcasts (dims of 1) is added after the primitive, with the
+// activation; one that would widen the output is an error.
 class ConvKernelBase {
  public:
   ConvKernelBase(ConvKind kind, ConvPass pass) : kind_(kind), pass_(pass) {}
   sdk::Status Init(const sdk::KernelInit& init);
-  // Inputs: forward (input, filter; then the bias with an epilogue), backward data (input_sizes,
-  // filter, out_backprop), backward weights (input, filter_sizes, out_backprop); one output,
-  // fully written. Bad shapes or attrs are InvalidArgument, a oneDNN failure Internal.
+  // Inputs: forward (input, filter; then the bias, and the addend if any, with an epilogue),
+  // backward data (input_sizes, filter, out_backprop), backward weights (input, filter_sizes,
+  // out_backprop); one output, fully written. Bad shapes or attrs are InvalidArgument, a oneDNN failure Internal.
   sdk::Status Compute(sdk::KernelContext& ctx);
 
  protected:
   // Makes the forward pass fused with the epilogue that the node's attrs (fused_ops, num_args,
   // epsilon, leakyrelu_alpha) describe; called by the fused op's Init before any Compute.
-  sdk::Status InitEpilogue(const sdk::KernelInit& init);
+  // `allow_add`: the op takes an addend (fused_ops "BiasAdd", "Add", ...).
+  sdk::Status InitEpilogue(const sdk::KernelInit& init, bool allow_add = false);
 
  private:
   sdk::Status Geometry(const sdk::Shape& input, const sdk::Shape& filter,
                        sdk::ConvGeometry* g) const;
   sdk::Status CheckOutBackprop(const sdk::Shape& out_backprop, const sdk::Shape& filter,
                                const sdk::ConvGeometry& g) const;
-  // The cached primitives of `g`; a oneDNN failure becomes an Internal error.
-  sdk::Result<ConvPrimitives*> Primitives(const sdk::ConvGeometry& g);
+  // The cached primitives of `g`, with `epilogue` in the forward one; a oneDNN failure becomes
+  // an Internal error.
+  sdk::Result<ConvPrimitives*> Primitives(
+      const sdk::ConvGeometry& g, const std::optional<sdk::FusedEpilogue>& epilogue = std::nullopt);
   // The filter (in the kind's layout) as a oneDNN memory of the layout `want`, reordered into a
   // new buffer when it differs.
   dnnl::memory FilterAs(const sdk::ConvGeometry& g, float* data, const dnnl::memory::desc& want,
                         dnnl::stream& s) const;
   dnnl::memory::desc UserFilterDesc(const sdk::ConvGeometry& g) const;
-  // `bias` (g.o values) is read only with an epilogue.
+  // `bias` (g.o values) is read only with an epilogue. With an addend, `out` already holds it
+  // (the sum post-op adds the convolution) unless it broadcasts: then it is `add_after`, added
+  // with the activation after a primitive that adds the bias alone.
   sdk::Status Forward(const sdk::ConvGeometry& g, const float* input, float* filter,
-                      const float* bias, float* out);
+                      const float* bias, const sdk::Tensor* add_after, float* out);
   sdk::Status BackwardData(const sdk::ConvGeometry& g, const float* filter, const float* grad,
                            float* out);
   sdk::Status BackwardWeights(const sdk::ConvGeometry& g, const float* input, const float* grad,

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "conflux/runtime.h"
@@ -72,6 +74,70 @@ TEST(FuseContractions, ConvBiasAddActivationBecomesOneNode) {
                     std::string(activation) == "LeakyRelu" ? 0.3f : 0.2f);
     EXPECT_EQ(Find(g, "out")->input[0], "act");
   }
+}
+
+// Shapes for TensorShapes: `known` tensors have `shape`, the rest are unknown.
+TensorShapes ShapesOf(std::map<std::string, PartialTensorShape> known) {
+  return [known](const std::string& t) -> std::optional<PartialTensorShape> {
+    auto it = known.find(t);
+    if (it == known.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+// conv -> bias_add -> add(bias_add, shortcut) [-> relu] becomes one _FusedConv2D with the
+// shortcut as its fourth input, [BiasAdd, Add(, Relu)] and num_args 2, taking the last node's
+// name and every control input; only when the shapes prove the addend has the output's shape.
+TEST(FuseContractions, ResidualAddAndActivationJoinTheConvolution) {
+  const PartialTensorShape nhwc({-1, 4, 4, 2});
+  for (bool relu : {true, false}) {
+    SCOPED_TRACE(relu ? "relu" : "no activation");
+    GraphBuilder b = ConvChain("");
+    b.Placeholder("shortcut", DT_FLOAT);
+    b.Op("ctl", "NoOp");
+    b.Op("add", "AddV2", {"shortcut", "bias_add", "^ctl"}, {{"T", kFloat}});
+    const std::string last = relu ? "relu" : "add";
+    if (relu) b.Op("relu", "Relu", {"add"}, {{"T", kFloat}});
+    b.Op("out", "Identity", {last}, {{"T", kFloat}});
+    GraphDef g = b.graph();
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu, ShapesOf({{"bias_add", nhwc}, {"shortcut", nhwc}})),
+              2)
+        << "conv + bias_add, then the residual add";
+    EXPECT_EQ(Find(g, "bias_add"), nullptr);
+    const NodeDef* fused = Find(g, last);
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->op, "_FusedConv2D");
+    EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b", "shortcut", "^ctl"}));
+    EXPECT_EQ(FusedOps(*fused), relu ? (std::vector<std::string>{"BiasAdd", "Add", "Relu"})
+                                     : (std::vector<std::string>{"BiasAdd", "Add"}));
+    EXPECT_EQ(fused->attr.at("num_args").i, 2);
+    EXPECT_EQ(fused->attr.at("TArgs").list.type, (std::vector<DataType>{DT_FLOAT, DT_FLOAT}));
+    EXPECT_TRUE(fused->attr.at("_filter_const").b);
+  }
+  // What shapes do not prove: nothing known, another channel count, unknown spatial dims, a
+  // known batch against an unknown one; and a kept (fetched) bias add, which must stay.
+  for (const auto& [a, c] : std::vector<std::pair<PartialTensorShape, PartialTensorShape>>{
+           {PartialTensorShape(), PartialTensorShape()},
+           {nhwc, PartialTensorShape({-1, 4, 4, 1})},
+           {PartialTensorShape({-1, -1, -1, 2}), PartialTensorShape({-1, -1, -1, 2})},
+           {PartialTensorShape({2, 4, 4, 2}), nhwc}}) {
+    SCOPED_TRACE(a.ToString() + " + " + c.ToString());
+    GraphBuilder b = ConvChain("");
+    b.Placeholder("shortcut", DT_FLOAT);
+    b.Op("add", "AddV2", {"bias_add", "shortcut"}, {{"T", kFloat}});
+    GraphDef g = b.graph();
+    EXPECT_EQ(FuseContractions(&g, {}, AlwaysCpu, ShapesOf({{"bias_add", a}, {"shortcut", c}})), 1);
+    EXPECT_EQ(Find(g, "add")->op, "AddV2");
+  }
+  GraphBuilder b = ConvChain("");
+  b.Placeholder("shortcut", DT_FLOAT);
+  b.Op("add", "AddV2", {"bias_add", "shortcut"}, {{"T", kFloat}});
+  GraphDef g = b.graph();
+  EXPECT_EQ(FuseContractions(&g, {"bias_add"}, AlwaysCpu,
+                             ShapesOf({{"bias_add", nhwc}, {"shortcut", nhwc}})),
+            1)
+      << "conv + bias_add only: bias_add is kept";
+  EXPECT_EQ(Find(g, "add")->op, "AddV2");
 }
 
 TEST(FuseContractions, MatMulBiasAddWithAndWithoutActivation) {

@@ -1,6 +1,6 @@
 // _FusedConv2D and _FusedMatMul on CPU: each fused kernel against the unfused composition
-// (Conv2D or MatMul, then BiasAdd, then the activation, each through its own kernel) for every
-// epilogue, geometries with padding, strides and dilation, transposes, the empty contraction and
+// (Conv2D or MatMul, then BiasAdd, then an addend for the convolution, then the activation, each
+// through its own kernel) for every epilogue, geometries with padding, strides and dilation, transposes, the empty contraction and
 // bad input; whole graphs run with and without the remapper pass (config `remapping`), which
 // must agree and differ in the nodes their partitions hold; and a graph TensorFlow fused.
 //
@@ -64,6 +64,21 @@ NodeDef FusedConvNode(const Conv& c, const Epilogue& e) {
   return n;
 }
 
+// The input, filter and bias of `c` and their plain Conv2D.
+struct ConvCase {
+  Tensor x, w, bias, conv;
+};
+
+ConvCase ConvOperands(const Conv& c) {
+  ConvCase k;
+  k.x = MakeTensor<float>({c.n, c.h, c.w, c.c}, Ramp<float>(c.n * c.h * c.w * c.c));
+  k.w = MakeTensor<float>({c.kh, c.kw, c.c, c.o}, Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0));
+  k.bias = MakeTensor<float>({c.o}, Ramp<float>(c.o, 4.0));
+  k.conv = RunNodeOk(ConvolutionNode("Conv2D", 2, c.stride, c.dilation, c.padding, c.explicit_pad),
+                     {k.x, k.w});
+  return k;
+}
+
 TEST(FusedConv2D, MatchesConv2DThenBiasAddThenActivation) {
   const std::vector<Conv> configs = {
       {2, 7, 6, 3, 3, 3, 4, 1, 1, "SAME"},  {3, 9, 8, 2, 5, 5, 3, 2, 1, "SAME"},
@@ -71,18 +86,99 @@ TEST(FusedConv2D, MatchesConv2DThenBiasAddThenActivation) {
       {2, 6, 7, 8, 1, 1, 5, 1, 1, "VALID"}, {1, 6, 6, 2, 3, 3, 2, 1, 1, "EXPLICIT", {1, 2, 0, 3}},
   };
   for (const Conv& c : configs) {
-    const Tensor x = MakeTensor<float>({c.n, c.h, c.w, c.c}, Ramp<float>(c.n * c.h * c.w * c.c));
-    const Tensor w =
-        MakeTensor<float>({c.kh, c.kw, c.c, c.o}, Ramp<float>(c.kh * c.kw * c.c * c.o, 1.0));
-    const Tensor bias = MakeTensor<float>({c.o}, Ramp<float>(c.o, 4.0));
-    const Tensor conv = RunNodeOk(
-        ConvolutionNode("Conv2D", 2, c.stride, c.dilation, c.padding, c.explicit_pad), {x, w});
+    const auto [x, w, bias, conv] = ConvOperands(c);
     for (const Epilogue& e : kEpilogues) {
       SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride) + " " + e.activation);
       ExpectTensorNear(Unfused(e, conv, bias), RunNodeOk(FusedConvNode(c, e), {x, w, bias}), kAtol,
                        kRtol);
     }
   }
+}
+
+// _FusedConv2D with an addend (fused_ops [BiasAdd, Add(, activation)], num_args 2): the
+// activation of conv + bias + addend, against Conv2D, BiasAdd, AddV2 and the activation through
+// their own kernels; the addend of the output's shape (a residual shortcut) or broadcast along
+// dims of 1.
+NodeDef FusedConvAddNode(const Conv& c, const Epilogue& e) {
+  NodeDef n = ConvolutionNode("_FusedConv2D", 4, c.stride, c.dilation, c.padding, c.explicit_pad);
+  n.attr["TArgs"] = AttrValue::TypeList({DT_FLOAT, DT_FLOAT});
+  std::vector<std::string> ops = {"BiasAdd", "Add"};
+  if (!e.activation.empty()) ops.push_back(e.activation);
+  n.attr["fused_ops"] = AttrValue::StringList(ops);
+  n.attr["num_args"] = AttrValue::Int(2);
+  n.attr["leakyrelu_alpha"] = AttrValue::Float(e.alpha);
+  return n;
+}
+
+TEST(FusedConv2D, WithAnAddendMatchesTheUnfusedSum) {
+  const std::vector<Conv> configs = {
+      {2, 7, 6, 3, 3, 3, 4, 1, 1, "SAME"},
+      {3, 9, 8, 2, 5, 5, 3, 2, 1, "SAME"},
+      {1, 6, 6, 2, 3, 3, 2, 1, 1, "EXPLICIT", {1, 2, 0, 3}},
+  };
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  for (const Conv& c : configs) {
+    const auto [x, w, bias, conv] = ConvOperands(c);
+    const Tensor biased = RunNodeOk(MakeNode("BiasAdd", 2, {{"T", f}}), {conv, bias});
+    const TensorShape out = conv.shape();
+    const std::vector<TensorShape> addend_shapes = {
+        out, TensorShape({1, out.dim(1), out.dim(2), out.dim(3)}),
+        TensorShape({out.dim(0), 1, 1, out.dim(3)}), TensorShape({1, 1, 1, 1})};
+    for (const TensorShape& shape : addend_shapes) {
+      const Tensor addend = MakeTensor<float>(shape, Ramp<float>(shape.num_elements(), -3.0));
+      const Tensor sum = RunNodeOk(MakeNode("AddV2", 2, {{"T", f}}), {biased, addend});
+      for (const Epilogue& e : kEpilogues) {
+        SCOPED_TRACE(c.padding + " stride " + std::to_string(c.stride) + " addend " +
+                     shape.ToString() + " " + e.activation);
+        Tensor expected = sum;
+        if (!e.activation.empty()) {
+          NodeDef act = MakeNode(e.activation, 1, {{"T", f}});
+          if (e.activation == "LeakyRelu") act.attr["alpha"] = AttrValue::Float(e.alpha);
+          expected = RunNodeOk(act, {sum});
+        }
+        ExpectTensorNear(expected, RunNodeOk(FusedConvAddNode(c, e), {x, w, bias, addend}), kAtol,
+                         kRtol);
+      }
+    }
+  }
+  // Nothing to sum (no input channels): the activation of bias + addend.
+  const Conv empty{1, 1, 2, 0, 1, 1, 3, 1, 1, "VALID"};
+  const Tensor got = RunNodeOk(
+      FusedConvAddNode(empty, {"Relu6"}),
+      {Tensor(DT_FLOAT, TensorShape({1, 1, 2, 0})), Tensor(DT_FLOAT, TensorShape({1, 1, 0, 3})),
+       MakeTensor<float>({3}, {-2.0f, 0.5f, 8.0f}),
+       MakeTensor<float>({1, 1, 2, 1}, {1.0f, 3.0f})});
+  ExpectTensorNear(MakeTensor<float>({1, 1, 2, 3}, {0.0f, 1.5f, 6.0f, 1.0f, 3.5f, 6.0f}), got, 0,
+                   0);
+}
+
+NodeDef FusedMatMulNode(bool transpose_a, bool transpose_b, const Epilogue& e);
+
+// An addend that would widen the output, or of another rank or dtype, is an error naming the
+// shapes; "Add" is refused by the fused depthwise convolution and the fused MatMul, which take
+// no addend.
+TEST(FusedConv2D, BadAddendsAreErrors) {
+  const Conv c{1, 4, 4, 2, 3, 3, 2, 1, 1, "SAME"};
+  const Tensor x = MakeTensor<float>({1, 4, 4, 2}, Ramp<float>(32));
+  const Tensor w = MakeTensor<float>({3, 3, 2, 2}, Ramp<float>(36));
+  const Tensor bias = MakeTensor<float>({2}, {1, 2});
+  for (const TensorShape& bad :
+       {TensorShape({2, 4, 4, 2}), TensorShape({4, 4, 2}), TensorShape({1, 4, 4, 3})})
+    ExpectError(RunKernelOnly(FusedConvAddNode(c, {"Relu"}),
+                              {x, w, bias, MakeTensor<float>(bad, Ramp<float>(bad.num_elements()))}),
+                Code::kInvalidArgument,
+                "the addend (args[1]) must be a float tensor of the output's shape [1,4,4,2] (or "
+                "broadcast to it by dims of 1), got shape " + bad.ToString());
+  NodeDef one_arg = FusedConvAddNode(c, {"Relu"});
+  one_arg.attr["num_args"] = AttrValue::Int(1);
+  ExpectError(RunNode(one_arg, {x, w, bias}), Code::kUnimplemented,
+              "fuses [BiasAdd, Add, Relu] with num_args 1");
+  NodeDef mm = MakeNode("_FusedMatMul", 4,
+                        {{"T", AttrValue::Type(DT_FLOAT)},
+                         {"fused_ops", AttrValue::StringList({"BiasAdd", "Add"})},
+                         {"num_args", AttrValue::Int(2)}});
+  const Tensor a = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  ExpectError(RunNode(mm, {a, a, bias, a}), Code::kUnimplemented, "fuses [BiasAdd, Add]");
 }
 
 NodeDef FusedMatMulNode(bool transpose_a, bool transpose_b, const Epilogue& e) {
@@ -278,6 +374,57 @@ TEST(Remapping, FoldedScalesAndBiasAddsAgreeWithUnfusedGraphs) {
   EXPECT_EQ(runs.ops[0]["AddV2"], 0);
   EXPECT_EQ(runs.ops[0]["BiasAdd"], 0);
   EXPECT_EQ(runs.ops[1]["Mul"], 3);
+}
+
+// ResNet's blocks: the last convolution's bias add, the residual add of the shortcut (the
+// block's input, or a projection convolution) and Relu become one _FusedConv2D with the
+// shortcut as its addend when the placeholder's shape proves that the shapes match; the values
+// agree with the unfused graph's. With the input's shape unknown, nothing proves it: the adds
+// stay.
+TEST(Remapping, ResidualAddsFuseIntoTheLastConvolution) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  auto block_graph = [&](PartialTensorShape x_shape) {
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT, x_shape);
+    // Distinct weights per convolution (the session would merge equal ones).
+    double range = 0.25;
+    auto conv = [&](const std::string& name, const std::string& in, int64_t c, int64_t o) {
+      b.Const(name + "/w", MakeTensor<float>({3, 3, c, o}, Ramp<float>(9 * c * o, range)));
+      range += 0.5;
+      b.Const(name + "/b", MakeTensor<float>({o}, Ramp<float>(o, -1.0)));
+      b.Op(name + "/conv", "Conv2D", {in, name + "/w"},
+           {{"T", f},
+            {"strides", AttrValue::IntList({1, 1, 1, 1})},
+            {"padding", AttrValue::String("SAME")}});
+      b.Op(name, "BiasAdd", {name + "/conv", name + "/b"}, {{"T", f}});
+    };
+    // Identity block: relu(conv(x) + x).
+    conv("a", "x", 3, 3);
+    b.Op("a_add", "AddV2", {"a", "x"}, {{"T", f}});
+    b.Op("a_out", "Relu", {"a_add"}, {{"T", f}});
+    // Projection block: relu(conv(a_out) + conv'(a_out)), the shortcut's convolution first.
+    conv("p", "a_out", 3, 4);
+    conv("q", "a_out", 3, 4);
+    b.Op("q_add", "AddV2", {"p", "q"}, {{"T", f}});
+    b.Op("y", "Relu", {"q_add"}, {{"T", f}});
+    // A residual add without an activation after it.
+    conv("r", "y", 4, 4);
+    b.Op("z", "Add", {"y", "r"}, {{"T", f}});
+    return b.graph();
+  };
+  const Tensor x = MakeTensor<float>({2, 5, 5, 3}, Ramp<float>(150, 0.1));
+  for (const PartialTensorShape& shape :
+       {PartialTensorShape({-1, 5, 5, 3}), PartialTensorShape({2, 5, 5, 3})}) {
+    SCOPED_TRACE(shape.ToString());
+    RemappedRuns runs = RunWithAndWithoutRemapping(block_graph(shape), x, {"z", "a_out"});
+    EXPECT_EQ(runs.ops[0]["_FusedConv2D"], 4) << "a, p or q, and r";
+    EXPECT_EQ(runs.ops[0]["AddV2"] + runs.ops[0]["Add"], 0);
+    EXPECT_EQ(runs.ops[0]["Relu"], 0);
+    EXPECT_EQ(runs.ops[1]["AddV2"] + runs.ops[1]["Add"], 3);
+  }
+  RemappedRuns unknown = RunWithAndWithoutRemapping(block_graph(PartialTensorShape()), x, {"z"});
+  EXPECT_EQ(unknown.ops[0]["AddV2"] + unknown.ops[0]["Add"], 3);
+  EXPECT_EQ(unknown.ops[0]["_FusedConv2D"], 4) << "bias adds only";
 }
 
 // Keras' ZeroPadding2D before a strided VALID convolution (ResNet's stem, EfficientNet's and

@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <map>
+#include <cstdlib>
+#include <memory>
 #include <optional>
+
+#include "conflux/graph.h"
+#include "graph/graph_shapes.h"
 
 namespace cfx {
 namespace {
@@ -116,8 +121,13 @@ bool IsChannelVector(const Tensor& t, int rank, int64_t channels, bool allow_sca
 
 class Remapper {
  public:
-  Remapper(GraphDef* graph, const std::set<std::string>& keep, const FusionPredicate& predicate)
-      : graph_(*graph), keep_(keep), predicate_(predicate), removed_(graph->node.size(), false) {
+  Remapper(GraphDef* graph, const std::set<std::string>& keep, const FusionPredicate& predicate,
+           const TensorShapes& shapes)
+      : graph_(*graph),
+        keep_(keep),
+        predicate_(predicate),
+        shapes_(shapes),
+        removed_(graph->node.size(), false) {
     // Room for the Consts that PrivateConst adds (at most two per fold, a fold per two nodes).
     graph_.node.reserve(3 * graph_.node.size() + 2);
     for (size_t i = 0; i < graph_.node.size(); ++i) {
@@ -148,14 +158,19 @@ class Remapper {
           TryMergeOffset(i))
         ++fused;
     // Three-node patterns first, so that a BiasAdd followed by an activation is not taken alone.
-    for (size_t i = 0; i < graph_.node.size(); ++i) {
-      const std::string& op = graph_.node[i].op;
-      const bool activation = std::any_of(std::begin(kActivations), std::end(kActivations),
-                                          [&](const char* a) { return op == a; });
-      if (!removed_[i] && activation && TryFuse(i, /*with_activation=*/true)) ++fused;
-    }
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && IsActivation(graph_.node[i].op) && TryFuse(i, /*with_activation=*/true))
+        ++fused;
     for (size_t i = 0; i < graph_.node.size(); ++i)
       if (!removed_[i] && IsBiasAddLike(graph_.node[i].op) && TryFuse(i, false)) ++fused;
+    // Residual connections: a fused convolution's output plus a tensor of its shape, then
+    // optionally an activation, as one _FusedConv2D (activations first, as above).
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && IsActivation(graph_.node[i].op) && TryFuseAddend(i, true)) ++fused;
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && (graph_.node[i].op == "AddV2" || graph_.node[i].op == "Add") &&
+          TryFuseAddend(i, false))
+        ++fused;
     // Mul(x, Sigmoid(x)) -> _MklSwish(x), after the contractions took what they could.
     for (size_t i = 0; i < graph_.node.size(); ++i)
       if (!removed_[i] && graph_.node[i].op == "Mul" && TryFuseSwish(i)) ++fused;
@@ -179,6 +194,11 @@ class Remapper {
         data_consumers_[name] != 1 || control_consumers_.count(name))
       return nullptr;
     return &graph_.node[it->second];
+  }
+
+  static bool IsActivation(const std::string& op) {
+    return std::any_of(std::begin(kActivations), std::end(kActivations),
+                       [&](const char* a) { return op == a; });
   }
 
   static bool IsBiasAddLike(const std::string& op) {
@@ -556,9 +576,74 @@ class Remapper {
     return true;
   }
 
+  // Whether inputs `a` and `b` have one shape as far as static shapes prove it: rank 4, the
+  // same known height, width and channels, and the same known batch or both unknown (a model's
+  // batch dim, unknown in a frozen graph, is the same one along a residual block).
+  bool SameConvOutputShape(const std::string& a, const std::string& b) const {
+    if (!shapes_) return false;
+    const std::optional<PartialTensorShape> sa = shapes_(a), sb = shapes_(b);
+    if (!sa || !sb || sa->rank() != 4 || sb->rank() != 4) return false;
+    for (int d = 0; d < 4; ++d) {
+      const int64_t x = sa->dim(d), y = sb->dim(d);
+      if (x != y || (x < 0 && d != 0)) return false;
+    }
+    return true;
+  }
+
+  // Fuses Add(conv, addend) (either order), where conv is a _FusedConv2D that only adds its
+  // bias and that only the Add reads and the addend a tensor of the convolution's output shape,
+  // optionally followed by an activation (node `last`), into one _FusedConv2D with fused_ops
+  // [BiasAdd, Add(, activation)] and args (bias, addend): TensorFlow's oneDNN remapper does the
+  // same for a residual connection (ResNet's Add and Relu after each block's last convolution).
+  bool TryFuseAddend(size_t last, bool with_activation) {
+    NodeDef& tail = graph_.node[last];
+    if (tail.input.empty()) return false;
+    NodeDef* add = with_activation ? SoleProducer(tail.input[0]) : &tail;
+    if (add == nullptr || (add->op != "AddV2" && add->op != "Add") || add->input.size() < 2 ||
+        IsControl(add->input[1]))
+      return false;
+    auto bias_only_conv = [](const NodeDef* n) {
+      if (n == nullptr || n->op != "_FusedConv2D" || n->input.size() < 3) return false;
+      auto ops = n->attr.find("fused_ops");
+      return ops != n->attr.end() && ops->second.list.s == std::vector<std::string>{"BiasAdd"};
+    };
+    int side = 0;
+    NodeDef* conv = SoleProducer(add->input[0]);
+    if (!bias_only_conv(conv)) {
+      side = 1;
+      conv = SoleProducer(add->input[1]);
+    }
+    if (!bias_only_conv(conv) || IsControl(conv->input[2])) return false;
+    const std::string& addend = add->input[1 - side];
+    if (!SameConvOutputShape(add->input[side], addend)) return false;
+    std::vector<const NodeDef*> parts = {conv, add};
+    if (with_activation) parts.push_back(&tail);
+    for (const NodeDef* p : parts)
+      if (p->device != conv->device || TypeAttr(*p) != DT_FLOAT) return false;
+
+    NodeDef fused = *conv;
+    fused.name = tail.name;
+    fused.input = {conv->input[0], conv->input[1], conv->input[2], addend};
+    AppendControlInputs(&fused, parts, parts);
+    std::vector<std::string> fused_ops = {"BiasAdd", "Add"};
+    if (with_activation) fused_ops.push_back(tail.op);
+    fused.attr["fused_ops"] = AttrValue::StringList(fused_ops);
+    fused.attr["num_args"] = AttrValue::Int(2);
+    fused.attr["TArgs"] = AttrValue::TypeList({DT_FLOAT, DT_FLOAT});
+    auto alpha = tail.attr.find("alpha");
+    fused.attr["leakyrelu_alpha"] = AttrValue::Float(
+        tail.op == "LeakyRelu" && alpha != tail.attr.end() ? alpha->second.f : 0.2f);
+    if (!predicate_(fused, parts)) return false;
+    removed_[index_.at(conv->name)] = true;
+    if (with_activation) removed_[index_.at(add->name)] = true;
+    tail = std::move(fused);
+    return true;
+  }
+
   GraphDef& graph_;
   const std::set<std::string>& keep_;
   const FusionPredicate& predicate_;
+  const TensorShapes& shapes_;
   std::vector<bool> removed_;
   std::map<std::string, size_t> index_;
   std::map<std::string, int> data_consumers_, control_consumers_;
@@ -569,8 +654,8 @@ class Remapper {
 }  // namespace
 
 int FuseContractions(GraphDef* graph, const std::set<std::string>& keep,
-                     const FusionPredicate& runs_fused_on_cpu) {
-  return Remapper(graph, keep, runs_fused_on_cpu).Run();
+                     const FusionPredicate& runs_fused_on_cpu, const TensorShapes& shapes) {
+  return Remapper(graph, keep, runs_fused_on_cpu, shapes).Run();
 }
 
 FusionPredicate CpuOnlyPredicate(const std::vector<Device*>& devices, const OpRegistry& ops,
@@ -599,6 +684,26 @@ FusionPredicate CpuOnlyPredicate(const std::vector<Device*>& devices, const OpRe
         }
         return cpu_kernel;
       };
+}
+
+TensorShapes InferTensorShapes(const GraphDef& graph, const OpRegistry& ops) {
+  StatusOr<std::unique_ptr<Graph>> g = Graph::FromGraphDef(graph, &ops);
+  if (!g.ok()) return {};
+  auto outputs = std::make_shared<std::map<std::string, std::vector<PartialTensorShape>>>();
+  std::vector<NodeShapes> shapes = InferGraphShapes(**g);
+  for (const auto& n : (*g)->nodes())
+    if (n != nullptr) (*outputs)[n->name()] = std::move(shapes[n->id()].outputs);
+  return [outputs](const std::string& tensor) -> std::optional<PartialTensorShape> {
+    bool output_zero = false;
+    const std::string name = ProducerName(tensor, &output_zero);
+    const size_t colon = tensor.rfind(':');
+    const int index = colon == std::string::npos ? 0 : std::atoi(tensor.c_str() + colon + 1);
+    auto it = outputs->find(name);
+    if (IsControl(tensor) || it == outputs->end() || index < 0 ||
+        index >= static_cast<int>(it->second.size()))
+      return std::nullopt;
+    return it->second[index];
+  };
 }
 
 }  // namespace cfx

@@ -29,6 +29,12 @@
 //   - `runs_fused_on_cpu(fused, parts)` says the fused node would run on a CPU (the session's
 //     predicate, CpuOnlyPredicate: no other device type could take any of the parts, and a CPU
 //     has a kernel for the fused node).
+// Then a residual connection: Add(_FusedConv2D with fused_ops [BiasAdd], addend), either order,
+// the addend of the convolution's output shape (rank 4, the same known height, width and
+// channels, the same batch or both unknown), optionally followed by one of the activations,
+// becomes one _FusedConv2D with fused_ops [BiasAdd, Add(, activation)] and num_args 2, as
+// TensorFlow's oneDNN remapper writes it; its CPU kernel adds the addend in the primitive.
+//
 // The fused node takes the last node's name (its consumers are unchanged), the contraction's
 // inputs and device and its attrs (internal `_` ones included, so `_filter_const` carries
 // over), and every control input of the parts.
@@ -36,6 +42,7 @@
 #define CONFLUX_CORE_SRC_PASSES_REMAPPER_H_
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +51,7 @@
 #include "conflux/graph_def.h"
 #include "conflux/kernel_registry.h"
 #include "conflux/op_def.h"
+#include "conflux/tensor_shape.h"
 
 namespace cfx {
 
@@ -51,10 +59,20 @@ namespace cfx {
 using FusionPredicate =
     std::function<bool(const NodeDef& fused, const std::vector<const NodeDef*>& parts)>;
 
+// The static shape of a tensor of the graph as given to FuseContractions, named as a data input
+// names it ("node", "node:1"); nullopt when unknown. The fused nodes keep the names of the
+// nodes whose outputs they produce, so these shapes stay true of the remapped graph.
+using TensorShapes = std::function<std::optional<PartialTensorShape>(const std::string& tensor)>;
+
 // Folds the scales and fuses the patterns above in `graph`; returns how many scales it folded
-// plus how many fused nodes it made.
+// plus how many fused nodes it made. Residual adds are fused only where `shapes` (may be empty:
+// none are) proves the addend has the convolution's output shape.
 int FuseContractions(GraphDef* graph, const std::set<std::string>& keep,
-                     const FusionPredicate& runs_fused_on_cpu);
+                     const FusionPredicate& runs_fused_on_cpu, const TensorShapes& shapes = {});
+
+// Static shapes of every tensor of `graph` (from whole-graph shape inference), for
+// FuseContractions; a graph that does not build gives no shapes.
+TensorShapes InferTensorShapes(const GraphDef& graph, const OpRegistry& ops);
 
 // The session's predicate over `devices` (which, like the registries, must outlive it): true
 // when a CPU device that the contraction's requested device matches has a kernel for `fused`

@@ -71,6 +71,9 @@ StatusOr<PrunedGraph> PruneGraph(const GraphDef& graph, const OpRegistry& ops,
       replaced["^" + id.node] = "^" + arg.name;
     if (fed->op() == "Placeholder")
       if (const AttrValue* s = fed->attr("shape"); s != nullptr) shape = s->shape;
+    // The Run checks every fed value against the Placeholder's shape (Session::Run), so the
+    // _Arg records it for the passes that read static shapes (the remapper's residual adds).
+    if (!shape.unknown_rank()) arg.attr["_output_shapes"] = AttrValue::ShapeList({shape});
     out.feed_shapes.push_back(shape);
     out.arg_nodes.push_back(arg.name);
     added.push_back(std::move(arg));

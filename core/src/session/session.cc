@@ -169,7 +169,8 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
   std::vector<Device*> devices = runtime->cluster_devices();
   if (runtime->config().remapping)
     FuseContractions(&pruned.graph, {targets.begin(), targets.end()},
-                     CpuOnlyPredicate(devices, runtime->ops(), runtime->kernels()));
+                     CpuOnlyPredicate(devices, runtime->ops(), runtime->kernels()),
+                     InferTensorShapes(pruned.graph, runtime->ops()));
   MarkConstantFilters(&pruned.graph);
   std::unique_lock<std::mutex> placing(placement_mu);
   PlaceStatefulNodes(graph_copy, devices, chief ? &*chief : nullptr);

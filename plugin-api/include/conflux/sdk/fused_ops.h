@@ -1,7 +1,8 @@
 // The epilogue of TensorFlow's fused contractions, _FusedConv2D and _FusedMatMul, as their CPU
 // kernels read it from the attrs `fused_ops`, `num_args` and `leakyrelu_alpha`: a bias added per
-// output channel, then optionally an activation. TensorFlow's grappler writes these nodes for
-// the CPU, and Conflux's own remapper pass (core/src/passes/remapper.h) writes the same ones.
+// output channel, optionally an addend of the output's shape, then optionally an activation.
+// TensorFlow's grappler writes these nodes for the CPU, and Conflux's own remapper pass
+// (core/src/passes/remapper.h) writes the same ones.
 // Pure: thread-safe.
 #ifndef CONFLUX_SDK_FUSED_OPS_H_
 #define CONFLUX_SDK_FUSED_OPS_H_
@@ -19,14 +20,19 @@ namespace cfx::sdk {
 enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
 
 struct FusedEpilogue {
+  // An addend after the bias (TensorFlow's "BiasAdd", "Add": args[1], a tensor of the output's
+  // shape, such as a residual connection's shortcut), before the activation.
+  bool add = false;
   FusedActivation activation = FusedActivation::kNone;
   float leakyrelu_alpha = 0.2f;  // the negative slope of kLeakyRelu
 };
 
 // fused_ops = ["BiasAdd"] or ["BiasAdd", one of Relu, Relu6, Elu, LeakyRelu], with num_args = 1
-// (the bias). Other combinations that TensorFlow defines (FusedBatchNorm, Tanh, Sigmoid, ...)
-// are Unimplemented naming the node and what it asks for.
-inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs) {
+// (the bias); with `allow_add` (a kernel that takes an addend) also ["BiasAdd", "Add"] and
+// ["BiasAdd", "Add", activation] with num_args = 2 (the bias, the addend), as TensorFlow's
+// oneDNN _FusedConv2D takes them. Other combinations that TensorFlow defines (FusedBatchNorm,
+// Tanh, Sigmoid, ...) are Unimplemented naming the node and what it asks for.
+inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs, bool allow_add = false) {
   std::vector<std::string> ops;
   CFX_SDK_RETURN_IF_ERROR(attrs.Get("fused_ops", &ops));
   int64_t num_args = 0;
@@ -38,11 +44,14 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs) {
       {"Relu6", FusedActivation::kRelu6},
       {"Elu", FusedActivation::kElu},
       {"LeakyRelu", FusedActivation::kLeakyRelu}};
-  bool known = !ops.empty() && ops.size() <= 2 && ops[0] == "BiasAdd" && num_args == 1;
-  if (known && ops.size() == 2) {
+  e.add = allow_add && ops.size() >= 2 && ops[1] == "Add";
+  const size_t first_activation = e.add ? 2 : 1;
+  bool known = !ops.empty() && ops.size() <= first_activation + 1 && ops[0] == "BiasAdd" &&
+               num_args == (e.add ? 2 : 1);
+  if (known && ops.size() == first_activation + 1) {
     known = false;
     for (const auto& [name, activation] : kActivations) {
-      if (ops[1] != name) continue;
+      if (ops[first_activation] != name) continue;
       e.activation = activation;
       known = true;
     }
@@ -51,8 +60,9 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs) {
   std::string asked;
   for (const std::string& op : ops) asked += (asked.empty() ? "" : ", ") + op;
   return Unimplemented("node ", attrs.node_name(), " fuses [", asked, "] with num_args ", num_args,
-                       "; the CPU kernel fuses BiasAdd (one arg), optionally followed by Relu, "
-                       "Relu6, Elu or LeakyRelu");
+                       "; the CPU kernel fuses BiasAdd (one arg), ",
+                       allow_add ? "optionally Add (a second arg), " : "",
+                       "optionally followed by Relu, Relu6, Elu or LeakyRelu");
 }
 
 // The activation of `e` on one value, as the unfused ops compute it (NaN stays NaN). For the
