@@ -217,6 +217,9 @@ sdk::Status ConvKernelBase::Compute(sdk::KernelContext& ctx) {
                                   shape_rules::ShapeStr(bias.shape()));
   }
   if (epilogue_ && epilogue_->add) {
+    if (ctx.num_inputs() < 4)
+      return sdk::InvalidArgument("fused_ops with Add take two args (the bias, the addend), the ",
+                                  "node has ", ctx.num_inputs() - 2, " (TArgs)");
     addend = ctx.input(3);
     if (addend.dtype() != CFX_FLOAT || !AddendFits(addend.shape(), g.output()))
       return sdk::InvalidArgument(

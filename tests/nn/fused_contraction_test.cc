@@ -169,6 +169,11 @@ TEST(FusedConv2D, BadAddendsAreErrors) {
                 Code::kInvalidArgument,
                 "the addend (args[1]) must be a float tensor of the output's shape [1,4,4,2] (or "
                 "broadcast to it by dims of 1), got shape " + bad.ToString());
+  NodeDef one_type = FusedConvAddNode(c, {"Relu"});
+  one_type.attr["TArgs"] = AttrValue::TypeList({DT_FLOAT});
+  one_type.input.pop_back();
+  ExpectError(RunKernelOnly(one_type, {x, w, bias}), Code::kInvalidArgument,
+              "fused_ops with Add take two args (the bias, the addend), the node has 1 (TArgs)");
   NodeDef one_arg = FusedConvAddNode(c, {"Relu"});
   one_arg.attr["num_args"] = AttrValue::Int(1);
   ExpectError(RunNode(one_arg, {x, w, bias}), Code::kUnimplemented,
