@@ -224,6 +224,74 @@ TEST(TensorList, ErrorsNameTheIndexTheLengthAndTheShapes) {
               {MakeScalar(1.0f), UnknownShape()}, {"rank at least 1"});
 }
 
+TEST(TensorList, GetItemOfAnUnsetElementTakesTheShapeTheSetOnesShare) {
+  // As in TensorFlow: neither the list nor the op fixes the shape, the set element does.
+  Tensor list = RunOk(SetItemNode(), {Reserve(UnknownShape(), 3), MakeScalar(2),
+                                      MakeTensor<float>({1, 2}, {7, 8})});
+  Tensor item = RunOk(GetItemNode(), {list, MakeScalar(0), UnknownShape()});
+  EXPECT_EQ(item.shape(), TensorShape({1, 2}));
+  EXPECT_EQ(Values<float>(item), (std::vector<float>{0, 0}));
+}
+
+NodeDef ZerosLikeNode() { return MakeNode("ZerosLike", 1, {{"T", AttrValue::Type(DT_VARIANT)}}); }
+NodeDef AddNNode(int n) {
+  return MakeNode("AddN", n, {{"N", AttrValue::Int(n)}, {"T", AttrValue::Type(DT_VARIANT)}});
+}
+
+TEST(TensorList, ZerosLikeKeepsTheLengthShapeAndUnsetElements) {
+  Tensor list = RunOk(SetItemNode(), {Reserve(MakeVector<int32_t>({-1}), 2), MakeScalar(1),
+                                      MakeVector<float>({3, 4, 5})});
+  Tensor zeros = RunOk(ZerosLikeNode(), {list});
+  EXPECT_EQ(Length(zeros), 2);
+  EXPECT_EQ(Values<float>(RunOk(GetItemNode(), {zeros, MakeScalar(1), UnknownShape()})),
+            (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(
+      RunOk(MakeNode("TensorListElementShape", 1, {{"shape_type", I32()}}), {zeros}).at<int32_t>(0),
+      -1);
+  // Element 0 is still unset: a stack with element shape [2] gives it zeros of [2], which would
+  // fail against a set element of shape [3].
+  Tensor stacked = RunOk(
+      StackNode(),
+      {RunOk(MakeNode("TensorListResize", 2), {zeros, MakeScalar(1)}), MakeVector<int32_t>({2})});
+  EXPECT_EQ(stacked.shape(), TensorShape({1, 2}));
+  EXPECT_EQ(Values<float>(RunOk(StackNode(), {list, UnknownShape()})),
+            (std::vector<float>{0, 0, 0, 3, 4, 5}))
+      << "ZerosLike changed its input";
+}
+
+TEST(TensorList, AddNSumsElementWiseAndNeverChangesItsInputs) {
+  Tensor reserved = Reserve(MakeVector<int32_t>({2}), 3);
+  Tensor a = RunOk(SetItemNode(), {reserved, MakeScalar(0), MakeVector<float>({1, 2})});
+  Tensor b = RunOk(SetItemNode(), {reserved, MakeScalar(0), MakeVector<float>({10, 20})});
+  b = RunOk(SetItemNode(), {b, MakeScalar(1), MakeVector<float>({30, 40})});
+  Tensor sum = RunOk(AddNNode(3), {a, b, a});
+  EXPECT_EQ(Length(sum), 3);
+  EXPECT_EQ(Values<float>(RunOk(StackNode(), {sum, UnknownShape()})),
+            (std::vector<float>{12, 24, 30, 40, 0, 0}));
+  EXPECT_EQ(Values<float>(RunOk(StackNode(), {a, UnknownShape()})),
+            (std::vector<float>{1, 2, 0, 0, 0, 0}));
+  EXPECT_EQ(Values<float>(RunOk(StackNode(), {b, UnknownShape()})),
+            (std::vector<float>{10, 20, 30, 40, 0, 0}));
+}
+
+TEST(TensorList, AddNOfMismatchedListsNamesBothSides) {
+  Tensor two = Reserve(MakeVector<int32_t>({2}), 2);
+  ExpectError(AddNNode(2), {two, Reserve(MakeVector<int32_t>({2}), 3)},
+              {"node", "input 1", "different lengths. One is 2 and the other is 3"});
+  ExpectError(AddNNode(2), {two, Reserve(MakeVector<int32_t>({3}), 2)},
+              {"incompatible element shapes", "[2]", "[3]"});
+  Tensor ints =
+      RunOk(MakeNode("TensorListReserve", 2, {{"element_dtype", I32()}, {"shape_type", I32()}}),
+            {MakeVector<int32_t>({2}), MakeScalar(2)});
+  ExpectError(AddNNode(2), {two, ints}, {"different dtypes", "float", "int32"});
+  Tensor a =
+      RunOk(SetItemNode(), {Reserve(UnknownShape(), 1), MakeScalar(0), MakeVector<float>({1, 2})});
+  Tensor b = RunOk(SetItemNode(),
+                   {Reserve(UnknownShape(), 1), MakeScalar(0), MakeVector<float>({1, 2, 3})});
+  ExpectError(AddNNode(2), {a, b}, {"index 0", "[2]", "[3]"});
+  ExpectError(AddNNode(2), {two, MakeScalar(1.0f)}, {"input 1", "variant"});
+}
+
 TEST(TensorList, ShapeInferenceReadsTheElementShapeInputs) {
   Runtime& rt = test::TestRuntime();
   Tensor shape = MakeVector<int32_t>({-1, 3});

@@ -200,6 +200,7 @@ const GradientRegistry& StandardGradients() {
     internal::RegisterIndexGradients(r);
     internal::RegisterLinalgGradients(r);
     internal::RegisterTensorArrayGradients(r);
+    internal::RegisterListGradients(r);
     return r;
   }();
   return *registry;

@@ -217,7 +217,7 @@ Status BuildWhileGradient(ControlFlowGraph* cf, ControlFlowContext* loop, Gradie
   for (size_t j = 0; j < invariants.size(); ++j) {
     const Output sum(grad->vars[1 + vars.size() + j].identity, 0);
     const Output g = sweep->Gradient(Output(invariants[j].second, 0));
-    next.push_back(g.valid() ? ops::AddV2(s, sum, g) : sum);
+    next.push_back(g.valid() ? SumGradients(s, {sum, g}) : sum);
   }
   CFX_RETURN_IF_ERROR(s.status());
   CFX_RETURN_IF_ERROR(cf->Flush(s, grad));

@@ -165,8 +165,12 @@ Status AddLoopBackEdge(ControlFlowGraph* cf, const Scope& s, ControlFlowContext*
 // The scope's prefix without its trailing '/' (a loop's frame name).
 std::string ScopeName(const Scope& scope);
 
-// Whether gradients flow through tensors of this dtype (floating and complex types).
+// Whether gradients flow through tensors of this dtype: floating and complex types, and variants
+// (TensorLists, whose gradients are lists of their elements' gradients).
 bool IsDifferentiable(DataType t);
+// The sum of the gradient contributions `parts` to one tensor (an invalid Output when there are
+// none): AddV2 in turn, AddN for lists.
+Output SumGradients(const Scope& scope, const std::vector<Output>& parts);
 
 // A value of backward loop `grad`'s forward loop, as `grad` reads it: saved on a stack in the
 // forward loop and popped in the same (reversed) order (control_flow_grad.cc).

@@ -25,6 +25,7 @@ void RegisterArrayGradients(GradientRegistry* r);
 void RegisterIndexGradients(GradientRegistry* r);        // index_grad.cc
 void RegisterLinalgGradients(GradientRegistry* r);       // linalg_grad.cc
 void RegisterTensorArrayGradients(GradientRegistry* r);  // tensor_array_grad.cc
+void RegisterListGradients(GradientRegistry* r);         // list_grad.cc
 
 }  // namespace cfx::internal
 

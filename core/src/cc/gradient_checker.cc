@@ -75,9 +75,15 @@ StatusOr<double> ComputeGradientError(const Scope& scope, Runtime* runtime,
       std::vector<Tensor> g;
       CFX_RETURN_IF_ERROR(session.Run(f, grads, &g));
       const int64_t cols = y_values[j].num_elements();
-      for (size_t i = 0; i < xs.size(); ++i)
+      for (size_t i = 0; i < xs.size(); ++i) {
+        // A gradient of another shape than its x is wrong, and would not fit the Jacobian.
+        if (g[i].shape() != x_values[i].shape())
+          return errors::InvalidArgument("ComputeGradientError: the gradient of x ", xs[i].name(),
+                                         " has shape ", g[i].shape().ToString(), " but x has ",
+                                         x_values[i].shape().ToString());
         for (int64_t e = 0; e < g[i].num_elements(); ++e)
           symbolic[i][j][e * cols + k] = Get(g[i], e);
+      }
     }
   }
   // Numeric: column (x i, element e) from central differences.

@@ -35,8 +35,18 @@ namespace internal {
 
 bool IsDifferentiable(DataType t) {
   t = BaseType(t);
-  return t == DT_FLOAT || t == DT_DOUBLE || t == DT_HALF || t == DT_BFLOAT16 ||
-         t == DT_COMPLEX64 || t == DT_COMPLEX128;
+  return t == DT_FLOAT || t == DT_DOUBLE || t == DT_HALF || t == DT_BFLOAT16 || t == DT_COMPLEX64 ||
+         t == DT_COMPLEX128 || t == DT_VARIANT;
+}
+
+Output SumGradients(const Scope& scope, const std::vector<Output>& parts) {
+  if (parts.empty()) return Output();
+  // Lists (variants) have no AddV2; their AddN sums element by element, as in TensorFlow.
+  if (parts.size() > 1 && BaseType(parts[0].type()) == DT_VARIANT)
+    return ops::AddN(scope, InputList(parts.begin(), parts.end()));
+  Output sum = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) sum = ops::AddV2(scope, sum, parts[i]);
+  return sum;
 }
 
 }  // namespace internal
@@ -44,14 +54,7 @@ bool IsDifferentiable(DataType t) {
 namespace {
 
 using internal::IsDifferentiable;
-
-// Sums the gradient contributions to one output (nothing: an invalid Output).
-Output SumContributions(const Scope& scope, const std::vector<Output>& parts) {
-  if (parts.empty()) return Output();
-  Output sum = parts[0];
-  for (size_t i = 1; i < parts.size(); ++i) sum = ops::AddV2(scope, sum, parts[i]);
-  return sum;
-}
+using internal::SumGradients;
 
 // The sweep; while loops and conds take part through internal::SweepGradients
 // (control_flow_grad.cc), which calls back into VisitNode per node.
@@ -77,7 +80,7 @@ class Backprop final : public internal::GradientSweep {
     CFX_RETURN_IF_ERROR(internal::SweepGradients(scope_, this));
     grad_xs->clear();
     for (const Output& x : xs) {
-      Output g = SumContributions(scope_, contributions_[x]);
+      Output g = SumGradients(scope_, contributions_[x]);
       if (!g.valid()) g = ops::ZerosLike(scope_, x);
       grad_xs->push_back(g);
     }
@@ -90,7 +93,7 @@ class Backprop final : public internal::GradientSweep {
   bool IsToY(Node* n) const override { return to_y_.count(n) > 0; }
   Output Gradient(const Output& o) override {
     auto it = contributions_.find(o);
-    return it == contributions_.end() ? Output() : SumContributions(scope_, it->second);
+    return it == contributions_.end() ? Output() : SumGradients(scope_, it->second);
   }
   void AddGradient(const Output& o, const Output& grad) override {
     contributions_[o].push_back(grad);
@@ -147,7 +150,7 @@ class Backprop final : public internal::GradientSweep {
     for (int k = 0; k < op.num_outputs(); ++k) {
       auto it = contributions_.find(op.output(k));
       if (it == contributions_.end()) continue;
-      dys[k] = SumContributions(scope_, it->second);
+      dys[k] = SumGradients(scope_, it->second);
       any = any || dys[k].valid();
     }
     if (!any || !NeedsInputGradients(op.node())) return Status();

@@ -1,6 +1,7 @@
 // TensorFlow's TensorList ops (EmptyTensorList, TensorListPushBack, ...): lists of tensors held
 // by scalar DT_VARIANT tensors (kernels/tensor_list.h), which TensorFlow 2's functional while
-// gradients and Keras RNN layers use to carry values between loop iterations.
+// gradients and Keras RNN layers use to carry values between loop iterations; and the list cases
+// (T=variant) of ZerosLike and AddN, which make and sum the gradients of lists.
 //
 // The kernels run on the CPU; lists live in host memory on every device, as in TensorFlow. An op
 // that changes a list outputs a new one and never changes its input visibly: it takes the input's
@@ -244,7 +245,13 @@ class GetItemKernel : public ListKernel {
                                      length, " elements.");
     CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
                          ShapeFromTensor(c->inputs[2], "element_shape"));
-    CFX_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(*list, index, requested));
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, MergedShape(*list, requested));
+    // An unset element whose shape neither the list nor the op fixes reads as zeros of the shape
+    // the set elements share, as in TensorFlow: the gradient list of one GetItem (one element
+    // set) read at another index gives zeros of that element's shape.
+    if (list->tensors[index].buffer() == nullptr && !shape.IsFullyDefined())
+      for (int64_t i = 0; i < length; ++i) MergeSetElement(*list, i, &shape);
+    CFX_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(*list, index, shape));
     SetOutput(c, 0, std::move(item));
     return Status();
   }
@@ -541,6 +548,31 @@ class SplitKernel : public ListKernel {
   }
 };
 
+// ZerosLike of a list (T=variant): the gradient of a list nothing downstream differentiates.
+class ZerosLikeListKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, DT_INVALID));
+    CFX_ASSIGN_OR_RETURN(std::shared_ptr<TensorList> zeros, ZerosLikeList(*list));
+    SetOutput(c, 0, ListTensor(std::move(zeros)));
+    return Status();
+  }
+};
+
+// AddN of lists (T=variant): the sum of the gradients of a list that several ops read. Input 0's
+// list is taken when nothing else holds it; the others are added into it.
+class AddNListKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    CFX_ASSIGN_OR_RETURN(std::shared_ptr<TensorList> sum, ForwardOrCopyList(c, 0, DT_INVALID));
+    for (int i = 1; i < c->num_inputs; ++i) {
+      CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, i, DT_INVALID));
+      Status s = AddListInto(sum.get(), *list);
+      if (!s.ok()) return s.WithPrefix(StrCat("AddN of lists, input ", i, ": "));
+    }
+    SetOutput(c, 0, ListTensor(std::move(sum)));
+    return Status();
+  }
+};
+
 }  // namespace
 
 void RegisterListKernels(KernelRegistry* r) {
@@ -564,6 +596,13 @@ void RegisterListKernels(KernelRegistry* r) {
   reg(BuiltinKernelDef<ScatterV2Kernel>("TensorListScatterV2", "CPU", false, 0));
   reg(BuiltinKernelDef<ConcatKernel>("TensorListConcatV2", "CPU", false, 0));
   reg(BuiltinKernelDef<SplitKernel>("TensorListSplit", "CPU", false, 0));
+  // The variant cases of two numeric ops, as TensorFlow registers its list's ZerosLike and
+  // AddN: the device plugins' kernels of these ops take no variants. Both write every element.
+  for (KernelDef def : {BuiltinKernelDef<ZerosLikeListKernel>("ZerosLike", "CPU", false, 0),
+                        BuiltinKernelDef<AddNListKernel>("AddN", "CPU", false, 0)}) {
+    def.type_constraints["T"] = {DT_VARIANT};
+    reg(std::move(def));
+  }
 }
 
 }  // namespace cfx::internal

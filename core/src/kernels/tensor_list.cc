@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/host_arithmetic.h"
+
 namespace cfx::internal {
 
 std::string TensorList::DebugString() const {
@@ -53,6 +55,104 @@ Tensor ListTensor(std::shared_ptr<const TensorList> list) {
   Tensor t(DT_VARIANT, TensorShape());
   t.at<Variant>(0) = std::move(list);
   return t;
+}
+
+namespace {
+
+// The list a variant element holds; null for an empty variant, Unimplemented for another value
+// (`what` names the operation in the error).
+StatusOr<const TensorList*> ListInVariant(const Variant& v, const char* what) {
+  if (v == nullptr) return nullptr;
+  const auto* list = dynamic_cast<const TensorList*>(v.get());
+  if (list == nullptr)
+    return errors::Unimplemented(what, " of a variant holding ", v->TypeName(),
+                                 " is not supported; only TensorLists");
+  return list;
+}
+
+// Zeros like one list element: unset stays unset, variants hold zeros-like lists.
+StatusOr<Tensor> ZerosLikeElement(const Tensor& element) {
+  if (element.buffer() == nullptr) return Tensor();
+  if (element.dtype() != DT_VARIANT) return ZerosTensor(element.dtype(), element.shape());
+  Tensor out(DT_VARIANT, element.shape());
+  for (int64_t k = 0; k < element.num_elements(); ++k) {
+    CFX_ASSIGN_OR_RETURN(const TensorList* list,
+                         ListInVariant(element.at<Variant>(k), "ZerosLike"));
+    if (list == nullptr) continue;
+    CFX_ASSIGN_OR_RETURN(std::shared_ptr<TensorList> zeros, ZerosLikeList(*list));
+    out.at<Variant>(k) = std::move(zeros);
+  }
+  return out;
+}
+
+// The sum of two set elements of one dtype, element `index` of their lists.
+StatusOr<Tensor> SumOfElements(const Tensor& a, const Tensor& b, size_t index) {
+  if (a.shape() != b.shape())
+    return errors::InvalidArgument("Trying to add two tensors with incompatible shapes at index ",
+                                   index, " of the lists. One is ", a.shape().ToString(),
+                                   " and the other is ", b.shape().ToString());
+  if (a.dtype() != DT_VARIANT) {
+    CFX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(HostAllocator(), a.dtype(), a.shape()));
+    CFX_RETURN_IF_ERROR(AddElements(a, b, &out));
+    return out;
+  }
+  Tensor out(DT_VARIANT, a.shape());
+  for (int64_t k = 0; k < a.num_elements(); ++k) {
+    CFX_ASSIGN_OR_RETURN(const TensorList* x, ListInVariant(a.at<Variant>(k), "AddN"));
+    CFX_ASSIGN_OR_RETURN(const TensorList* y, ListInVariant(b.at<Variant>(k), "AddN"));
+    if (x == nullptr || y == nullptr) {
+      out.at<Variant>(k) = x == nullptr ? b.at<Variant>(k) : a.at<Variant>(k);
+      continue;
+    }
+    auto sum = std::make_shared<TensorList>(*x);
+    CFX_RETURN_IF_ERROR(AddListInto(sum.get(), *y));
+    out.at<Variant>(k) = std::move(sum);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<TensorList>> ZerosLikeList(const TensorList& list) {
+  auto zeros = std::make_shared<TensorList>();
+  zeros->element_dtype = list.element_dtype;
+  zeros->element_shape = list.element_shape;
+  zeros->max_num_elements = list.max_num_elements;
+  zeros->tensors.reserve(list.tensors.size());
+  for (const Tensor& t : list.tensors) {
+    CFX_ASSIGN_OR_RETURN(Tensor z, ZerosLikeElement(t));
+    zeros->tensors.push_back(std::move(z));
+  }
+  return zeros;
+}
+
+Status AddListInto(TensorList* sum, const TensorList& other) {
+  if (sum->element_dtype != other.element_dtype)
+    return errors::InvalidArgument(
+        "Trying to add two lists of tensors of different dtypes. One is ",
+        DataTypeString(sum->element_dtype), " and the other is ",
+        DataTypeString(other.element_dtype));
+  auto shape = sum->element_shape.Merge(other.element_shape);
+  if (!shape.ok())
+    return errors::InvalidArgument(
+        "Trying to add two lists of tensors with incompatible element shapes. One is ",
+        sum->element_shape.ToString(), " and the other is ", other.element_shape.ToString());
+  if (sum->tensors.size() != other.tensors.size())
+    return errors::InvalidArgument(
+        "Trying to add two lists of tensors with different lengths. One is ", sum->tensors.size(),
+        " and the other is ", other.tensors.size());
+  sum->element_shape = *std::move(shape);
+  for (size_t i = 0; i < other.tensors.size(); ++i) {
+    const Tensor& b = other.tensors[i];
+    if (b.buffer() == nullptr) continue;  // unset reads as the other element
+    Tensor& a = sum->tensors[i];
+    if (a.buffer() == nullptr) {
+      a = b;
+      continue;
+    }
+    CFX_ASSIGN_OR_RETURN(a, SumOfElements(a, b, i));
+  }
+  return Status();
 }
 
 StatusOr<PartialTensorShape> ShapeFromTensor(const Tensor& t, const char* what) {

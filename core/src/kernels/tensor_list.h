@@ -44,6 +44,16 @@ StatusOr<std::shared_ptr<TensorList>> ForwardOrCopyList(KernelContext* c, int i,
 // A scalar variant host tensor holding `list`.
 Tensor ListTensor(std::shared_ptr<const TensorList> list);
 
+// The gradient arithmetic of lists, as TensorFlow's ZerosLike and AddN of variants define it.
+// ZerosLikeList: a list of `list`'s dtype, element shape and length whose set elements are
+// zeros of their shapes (lists of lists: zeros-like lists) and whose unset elements stay unset.
+StatusOr<std::shared_ptr<TensorList>> ZerosLikeList(const TensorList& list);
+// Adds `other` into `sum` element by element: an unset element reads as the other list's
+// element, two set ones are summed (lists of lists recursively). InvalidArgument naming both
+// dtypes, element shapes or lengths when the lists differ, or the index and both shapes when two
+// elements do; Unimplemented for an element dtype without host arithmetic.
+Status AddListInto(TensorList* sum, const TensorList& other);
+
 // The element shape a shape tensor (int32 or int64) describes: -1 as a scalar is an unknown
 // rank, -1 in a vector an unknown dimension. InvalidArgument naming `what` otherwise.
 StatusOr<PartialTensorShape> ShapeFromTensor(const Tensor& t, const char* what);
