@@ -234,7 +234,8 @@ int Plugins(const Runtime& rt) {
 StatusOr<std::unique_ptr<Graph>> LoadGraph(const Runtime& rt, const std::string& path) {
   CFX_ASSIGN_OR_RETURN(GraphDef def, ReadGraphDefFile(path, rt.config().limits));
   // As a Session would run it: calls inlined, functional control flow lowered.
-  Status lowered = LowerFunctions(rt.ops(), rt.config().limits.max_nodes, &def);
+  Status lowered = LowerFunctions(rt.ops(), rt.config().limits.max_nodes, &def,
+                                  rt.config().limits.max_constant_bytes);
   if (!lowered.ok()) return lowered.WithPrefix(path + ": ");
   auto g = Graph::FromGraphDef(def, &rt.ops());
   if (!g.ok()) return g.status().WithPrefix(path + ": ");

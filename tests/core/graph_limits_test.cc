@@ -12,6 +12,7 @@
 #include "conflux/graph_def.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
+#include "graph/function_library.h"
 #include "kernel_test_util.h"
 
 namespace cfx {
@@ -126,6 +127,44 @@ TEST(GraphLimits, AttrListLength) {
   EXPECT_OK(ParseGraphDef(text(10), GraphFormat::kText, limits).status());
 }
 
+// A Const of `n` floats given as one value: a TensorProto pads a short value list to its shape.
+std::string PaddedConst(const std::string& name, int n) {
+  return "node { name: \"" + name +
+         "\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+         "\"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: " +
+         std::to_string(n) + " } } float_val: 1 } } } }\n";
+}
+
+// What the graph's constants decode to, in all: the node past the limit is a ResourceExhausted
+// naming it, its attr, what is left and the config key; the same bound holds for the constants of
+// the function library.
+TEST(GraphLimits, ConstantBytes) {
+  GraphLimits limits;
+  limits.max_constant_bytes = 10000;
+  const std::string two = PaddedConst("c0", 1024) + PaddedConst("c1", 1024);
+  EXPECT_OK(ParseGraphDef(two, GraphFormat::kText, limits).status());
+  const Status over =
+      ParseGraphDef(two + PaddedConst("c2", 1024), GraphFormat::kText, limits).status();
+  EXPECT_EQ(over.code(), Code::kResourceExhausted) << over;
+  EXPECT_THAT(over.message(),
+              HasSubstr("node 'c2' attr 'value': a float tensor of shape [1024] decodes to 4096 "
+                        "bytes, more than the 1808 left of the graph's 10000 for constants (config "
+                        "key limits.constant_bytes)"));
+  EXPECT_EQ(GraphLimits().max_constant_bytes, int64_t{4} << 30);
+
+  const std::string library =
+      "library { function { signature { name: \"f\" output_arg { name: \"y\" type: DT_FLOAT } "
+      "} node_def" +
+      PaddedConst("k", 1024).substr(4) + " ret { key: \"y\" value: \"k:output:0\" } } }";
+  const GraphDef with_library = ParseGraphDef(library, GraphFormat::kText).value();
+  EXPECT_OK(ParseFunctionLibrary(with_library.library, 4096).status());
+  const Status library_over = ParseFunctionLibrary(with_library.library, 4095).status();
+  EXPECT_EQ(library_over.code(), Code::kResourceExhausted) << library_over;
+  EXPECT_THAT(library_over.message(),
+              HasSubstr("function 'f': node 'k' attr 'value': a float tensor of shape [1024] "
+                        "decodes to 4096 bytes, more than the 4095 left"));
+}
+
 // The runtime's config limits every session's graph, as it grows.
 TEST(GraphLimits, SessionCreateAndExtend) {
   Config config = Config::Default();
@@ -151,7 +190,9 @@ TEST(GraphLimits, SessionCreateAndExtend) {
 
 TEST(GraphLimits, ConfigKeys) {
   Config config = test::ParseConfigOk(
-      "limits:\n  graph_bytes: 64MiB\n  nodes: 1000\n  nesting_depth: 50\n  attr_list_length: 7\n");
+      "limits:\n  graph_bytes: 64MiB\n  nodes: 1000\n  nesting_depth: 50\n  attr_list_length: 7\n"
+      "  constant_bytes: 1GiB\n");
+  EXPECT_EQ(config.limits.max_constant_bytes, int64_t{1} << 30);
   EXPECT_EQ(config.limits.max_graph_bytes, int64_t{64} << 20);
   EXPECT_EQ(config.limits.max_nodes, 1000);
   EXPECT_EQ(config.limits.max_nesting_depth, 50);

@@ -22,6 +22,8 @@ inline Config FuzzConfig() {
   Config config = Config::Default();
   config.plugin_paths.insert(config.plugin_paths.begin(), CONFLUX_BUILD_PLUGIN_DIR);
   config.devices["CPU"].memory_limit = kMemoryLimit;
+  // The graph's constants, decoded before any kernel runs, under the same bound.
+  config.limits.max_constant_bytes = kMemoryLimit;
   config.intra_op_threads = 1;
   config.inter_op_threads = 2;
   config.log_level = "error";

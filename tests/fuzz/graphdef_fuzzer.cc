@@ -21,8 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   if (size == 0) return 0;
   const auto format = (data[0] & 1) ? cfx::GraphFormat::kText : cfx::GraphFormat::kBinary;
+  // Constants within 256 MiB in all (limits.constant_bytes), as a runtime serving untrusted
+  // graphs would set it: each input is decoded whole before the next.
+  static const cfx::GraphLimits limits = [] {
+    cfx::GraphLimits l;
+    l.max_constant_bytes = int64_t{256} << 20;
+    return l;
+  }();
   auto def = cfx::ParseGraphDef(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1),
-                                format);
+                                format, limits);
   if (!def.ok()) return 0;
   auto graph = cfx::Graph::FromGraphDef(*def, &runtime->ops());
   if (!graph.ok()) return 0;

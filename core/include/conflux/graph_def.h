@@ -61,6 +61,10 @@ struct GraphLimits {
   // protobuf's recursion limit; the parsers' recursion never goes deeper.
   int max_nesting_depth = 100;
   int64_t max_attr_list_length = int64_t{1} << 20;  // limits.attr_list_length: any list attr
+  // limits.constant_bytes: what a graph's tensor attrs (Const values, ...) decode to in all. A
+  // TensorProto pads a short value list to its whole shape, so a few bytes of graph can ask for
+  // gigabytes: this bounds the sum, as graph_bytes bounds what is read.
+  int64_t max_constant_bytes = int64_t{4} << 30;
 };
 
 // OK when `graph` has at most limits.max_nodes nodes (`more_nodes` counts nodes the graph adds

@@ -42,7 +42,10 @@ struct FunctionLibrary {
 
 // Parses GraphDef::library (empty bytes give an empty library). InvalidArgument naming the
 // function, and the node or attr inside it, that is malformed; or a function defined twice.
-StatusOr<FunctionLibrary> ParseFunctionLibrary(std::string_view serialized);
+// The functions' constants decode to at most `max_constant_bytes` in all (ResourceExhausted
+// naming the function, node and attr past it; GraphLimits::max_constant_bytes).
+StatusOr<FunctionLibrary> ParseFunctionLibrary(
+    std::string_view serialized, int64_t max_constant_bytes = GraphLimits().max_constant_bytes);
 
 }  // namespace cfx
 

@@ -226,7 +226,8 @@ std::string SerializeDeterministic(const google::protobuf::MessageLite& message)
 
 // --- proto -> C++ ------------------------------------------------------------------------------
 
-Status AttrFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out);
+Status AttrFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out,
+                     internal::ConstantBudget* budget);
 
 // Errors carry the path of the value that failed: "node 'n' attr 'f' func 'g' attr 'value': ...".
 std::string AttrWhere(const std::string& where, const std::string& key) {
@@ -253,24 +254,25 @@ Status ShapeFromProto(const pb::TensorShapeProto& proto, const std::string& wher
   return Status::OK();
 }
 
-// Decodes a tensor attr; keeps the proto's bytes only when re-encoding the Tensor would not give
-// them back (so large constants are not held twice).
+// Decodes a tensor attr (its size taken from `budget`, when given); keeps the proto's bytes only
+// when re-encoding the Tensor would not give them back (so large constants are not held twice).
 Status TensorAttrFromProto(const pb::TensorProto& proto, const std::string& where, Tensor* tensor,
-                           std::string* encoding) {
-  StatusOr<Tensor> decoded = internal::TensorFromProto(proto);
+                           std::string* encoding, internal::ConstantBudget* budget) {
+  StatusOr<Tensor> decoded = internal::TensorFromProto(proto, budget);
   if (!decoded.ok()) return At(where, decoded.status());
   *tensor = std::move(decoded).value();
   if (!internal::IsCanonicalTensorProto(proto, *tensor)) *encoding = SerializeDeterministic(proto);
   return Status::OK();
 }
 
-Status FuncFromProto(const pb::NameAttrList& proto, const std::string& where, NameAttrList* out) {
+Status FuncFromProto(const pb::NameAttrList& proto, const std::string& where, NameAttrList* out,
+                     internal::ConstantBudget* budget) {
   out->name = proto.name();
   const std::string func_where = StrCat(where, " func '", proto.name(), "'");
   // As with a protobuf map, the last entry of a repeated key wins.
   for (const pb::NameAttrList::AttrEntry& entry : proto.attr()) {
-    CFX_RETURN_IF_ERROR(
-        AttrFromProto(entry.value(), AttrWhere(func_where, entry.key()), &out->attr[entry.key()]));
+    CFX_RETURN_IF_ERROR(AttrFromProto(entry.value(), AttrWhere(func_where, entry.key()),
+                                      &out->attr[entry.key()], budget));
   }
   return Status::OK();
 }
@@ -278,7 +280,7 @@ Status FuncFromProto(const pb::NameAttrList& proto, const std::string& where, Na
 std::string ElementWhere(const std::string& where, size_t i) { return StrCat(where, " [", i, "]"); }
 
 Status ListFromProto(const pb::AttrValue::ListValue& proto, const std::string& where,
-                     AttrValue::List* out) {
+                     AttrValue::List* out, internal::ConstantBudget* budget) {
   out->s.assign(proto.s().begin(), proto.s().end());
   out->i.assign(proto.i().begin(), proto.i().end());
   out->f.assign(proto.f().begin(), proto.f().end());
@@ -294,17 +296,19 @@ Status ListFromProto(const pb::AttrValue::ListValue& proto, const std::string& w
   bool any_encoding = false;
   for (int i = 0; i < proto.tensor_size(); ++i) {
     CFX_RETURN_IF_ERROR(TensorAttrFromProto(proto.tensor(i), ElementWhere(where, i),
-                                            &out->tensor[i], &encodings[i]));
+                                            &out->tensor[i], &encodings[i], budget));
     any_encoding = any_encoding || !encodings[i].empty();
   }
   if (any_encoding) out->tensor_encoding = std::move(encodings);
   out->func.resize(proto.func_size());
   for (int i = 0; i < proto.func_size(); ++i)
-    CFX_RETURN_IF_ERROR(FuncFromProto(proto.func(i), ElementWhere(where, i), &out->func[i]));
+    CFX_RETURN_IF_ERROR(
+        FuncFromProto(proto.func(i), ElementWhere(where, i), &out->func[i], budget));
   return Status::OK();
 }
 
-Status AttrFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out) {
+Status AttrFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out,
+                     internal::ConstantBudget* budget) {
   using Kind = AttrValue::Kind;
   *out = AttrValue();  // a repeated key overwrites the whole value
   switch (proto.value_case()) {
@@ -331,14 +335,15 @@ Status AttrFromProto(const pb::AttrValue& proto, const std::string& where, AttrV
       return ShapeFromProto(proto.shape(), where, &out->shape);
     case pb::AttrValue::kTensor:
       out->kind = Kind::kTensor;
-      return TensorAttrFromProto(proto.tensor(), where, &out->tensor, &out->tensor_encoding);
+      return TensorAttrFromProto(proto.tensor(), where, &out->tensor, &out->tensor_encoding,
+                                 budget);
     case pb::AttrValue::kList:
       out->kind = Kind::kList;
-      return ListFromProto(proto.list(), where, &out->list);
+      return ListFromProto(proto.list(), where, &out->list, budget);
     case pb::AttrValue::kFunc:
       out->kind = Kind::kFunc;
       out->func = std::make_shared<NameAttrList>();
-      return FuncFromProto(proto.func(), where, out->func.get());
+      return FuncFromProto(proto.func(), where, out->func.get(), budget);
     case pb::AttrValue::kPlaceholder:
       out->kind = Kind::kPlaceholder;
       out->s = proto.placeholder();
@@ -347,26 +352,26 @@ Status AttrFromProto(const pb::AttrValue& proto, const std::string& where, AttrV
   return errors::InvalidArgument(where, ": unknown attr value kind ", proto.value_case());
 }
 
-Status NodeFromProto(const pb::NodeDef& proto, NodeDef* out) {
+Status NodeFromProto(const pb::NodeDef& proto, NodeDef* out, internal::ConstantBudget* budget) {
   out->name = proto.name();
   out->op = proto.op();
   out->input.assign(proto.input().begin(), proto.input().end());
   out->device = proto.device();
   const std::string where = StrCat("node '", proto.name(), "'");
   for (const pb::NodeDef::AttrEntry& entry : proto.attr()) {
-    CFX_RETURN_IF_ERROR(
-        AttrFromProto(entry.value(), AttrWhere(where, entry.key()), &out->attr[entry.key()]));
+    CFX_RETURN_IF_ERROR(AttrFromProto(entry.value(), AttrWhere(where, entry.key()),
+                                      &out->attr[entry.key()], budget));
   }
   if (proto.has_experimental_debug_info())
     out->experimental_debug_info = SerializeDeterministic(proto.experimental_debug_info());
   return Status::OK();
 }
 
-// Reorders the library's map entries in `proto`.
-Status GraphFromProto(pb::GraphDef* proto, GraphDef* out) {
+// Reorders the library's map entries in `proto`. The nodes' constants share `budget`.
+Status GraphFromProto(pb::GraphDef* proto, GraphDef* out, internal::ConstantBudget* budget) {
   out->node.resize(proto->node_size());
   for (int i = 0; i < proto->node_size(); ++i)
-    CFX_RETURN_IF_ERROR(NodeFromProto(proto->node(i), &out->node[i]));
+    CFX_RETURN_IF_ERROR(NodeFromProto(proto->node(i), &out->node[i], budget));
   const pb::VersionDef& versions = proto->versions();
   out->has_versions = proto->has_versions();
   out->versions.producer = versions.producer();
@@ -413,10 +418,10 @@ Status OpDefFromProto(const pb::OpDef& proto, OpDef* out) {
     const std::string attr_where = AttrWhere(where, attr.name());
     if (attr.has_default_value())
       CFX_RETURN_IF_ERROR(AttrFromProto(attr.default_value(), attr_where + " default",
-                                        &def.default_value.emplace()));
+                                        &def.default_value.emplace(), nullptr));
     if (attr.has_allowed_values())
       CFX_RETURN_IF_ERROR(AttrFromProto(attr.allowed_values(), attr_where + " allowed values",
-                                        &def.allowed_values.emplace()));
+                                        &def.allowed_values.emplace(), nullptr));
   }
   return Status::OK();
 }
@@ -620,16 +625,17 @@ Status ParseProto(std::string_view data, GraphFormat format, const char* what, i
 
 namespace internal {
 
-Status NodeDefFromProto(const pb::NodeDef& proto, NodeDef* out) {
-  return NodeFromProto(proto, out);
+Status NodeDefFromProto(const pb::NodeDef& proto, NodeDef* out, ConstantBudget* budget) {
+  return NodeFromProto(proto, out, budget);
 }
 
 Status OpDefFromProtoMessage(const pb::OpDef& proto, OpDef* out) {
   return OpDefFromProto(proto, out);
 }
 
-Status AttrValueFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out) {
-  return AttrFromProto(proto, where, out);
+Status AttrValueFromProto(const pb::AttrValue& proto, const std::string& where, AttrValue* out,
+                          ConstantBudget* budget) {
+  return AttrFromProto(proto, where, out, budget);
 }
 
 }  // namespace internal
@@ -662,7 +668,8 @@ StatusOr<GraphDef> ParseGraphDef(std::string_view data, GraphFormat format,
                                    " nodes, over the limit of ", limits.max_nodes,
                                    " (config key limits.nodes)");
   GraphDef graph;
-  CFX_RETURN_IF_ERROR(GraphFromProto(proto, &graph));
+  internal::ConstantBudget budget(limits.max_constant_bytes);
+  CFX_RETURN_IF_ERROR(GraphFromProto(proto, &graph, &budget));
   CFX_RETURN_IF_ERROR(CheckGraphLimits(graph, limits));
   return graph;
 }

@@ -8,16 +8,19 @@
 
 #include "conflux/graph_def.h"
 #include "conflux/op_def.h"
+#include "graph/tensor_proto.h"
 #include "proto/attr_value.pb.h"
 #include "proto/node_def.pb.h"
 #include "proto/op_def.pb.h"
 
 namespace cfx::internal {
 
-Status NodeDefFromProto(const ::conflux::NodeDef& proto, NodeDef* out);
+// Tensor attrs take their decoded sizes from `budget` when one is given (tensor_proto.h).
+Status NodeDefFromProto(const ::conflux::NodeDef& proto, NodeDef* out,
+                        ConstantBudget* budget = nullptr);
 Status OpDefFromProtoMessage(const ::conflux::OpDef& proto, OpDef* out);
 Status AttrValueFromProto(const ::conflux::AttrValue& proto, const std::string& where,
-                          AttrValue* out);
+                          AttrValue* out, ConstantBudget* budget = nullptr);
 
 }  // namespace cfx::internal
 

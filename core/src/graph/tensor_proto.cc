@@ -273,7 +273,16 @@ void PartialShapeToProto(const PartialTensorShape& shape, pb::TensorShapeProto* 
   for (int64_t d : shape.dims()) proto->add_dim()->set_size(d);
 }
 
-StatusOr<Tensor> TensorFromProto(const pb::TensorProto& proto) {
+Status ConstantBudget::Take(int64_t bytes, const std::string& what) {
+  if (bytes > left_)
+    return errors::ResourceExhausted(what, " decodes to ", bytes, " bytes, more than the ", left_,
+                                     " left of the graph's ", limit_,
+                                     " for constants (config key limits.constant_bytes)");
+  left_ -= bytes;
+  return Status::OK();
+}
+
+StatusOr<Tensor> TensorFromProto(const pb::TensorProto& proto, ConstantBudget* budget) {
   CFX_ASSIGN_OR_RETURN(DataType dtype, DataTypeFromProto(proto.dtype(), /*allow_ref=*/false,
                                                          /*allow_invalid=*/false));
   const char* field = ValueFieldOf(dtype);
@@ -287,6 +296,10 @@ StatusOr<Tensor> TensorFromProto(const pb::TensorProto& proto) {
     return errors::ResourceExhausted("a ", DataTypeString(dtype), " tensor of shape ",
                                      shape.ToString(), " is larger than the ",
                                      kMaxDecodedTensorBytes, " bytes a TensorProto may decode to");
+  if (budget != nullptr)
+    CFX_RETURN_IF_ERROR(budget->Take(
+        n * element_bytes,
+        StrCat("a ", DataTypeString(dtype), " tensor of shape ", shape.ToString())));
   CFX_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(HostAllocator(), dtype, shape));
   // As TensorFlow: an empty tensor ignores whatever values came with it.
   if (n == 0) return tensor;

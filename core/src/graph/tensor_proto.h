@@ -6,6 +6,9 @@
 #ifndef CONFLUX_GRAPH_TENSOR_PROTO_H_
 #define CONFLUX_GRAPH_TENSOR_PROTO_H_
 
+#include <cstdint>
+#include <string>
+
 #include "conflux/status.h"
 #include "conflux/tensor.h"
 #include "conflux/tensor_shape.h"
@@ -23,6 +26,21 @@ namespace cfx::internal {
 // protobuf's own 2 GiB message limit.
 inline constexpr int64_t kMaxDecodedTensorBytes = int64_t{1} << 31;
 
+// What the constants of one graph (or function library) may still decode to, in bytes: every
+// tensor attr read from it takes its decoded size from one budget, so that many small protos that
+// each pad to kMaxDecodedTensorBytes cannot ask for more memory than the graph's limit
+// (GraphLimits::max_constant_bytes, config key limits.constant_bytes) in all. Not thread-safe.
+class ConstantBudget {
+ public:
+  explicit ConstantBudget(int64_t limit) : limit_(limit), left_(limit) {}
+  // Takes `bytes` for a tensor described by `what`; ResourceExhausted naming the limit and its
+  // config key when they do not fit in what is left.
+  Status Take(int64_t bytes, const std::string& what);
+
+ private:
+  int64_t limit_, left_;
+};
+
 // A DataType enum value read from a proto. InvalidArgument for values TensorFlow does not define
 // and Unimplemented for TensorFlow types Conflux does not support (float8, int4, ...). Reference
 // types (base + 100) are accepted only when `allow_ref`; DT_INVALID only when `allow_invalid`.
@@ -37,9 +55,11 @@ void PartialShapeToProto(const PartialTensorShape& shape, conflux::TensorShapePr
 // of the dtype (a short list is padded with its last value; an empty one gives zeros).
 // InvalidArgument when the content does not match the shape and dtype, when values sit in a field
 // of another dtype, or when the shape is not fully defined; Unimplemented for DT_RESOURCE,
-// DT_VARIANT and types Conflux does not support; ResourceExhausted past kMaxDecodedTensorBytes or
-// when the host allocator fails.
-StatusOr<Tensor> TensorFromProto(const conflux::TensorProto& proto);
+// DT_VARIANT and types Conflux does not support; ResourceExhausted past kMaxDecodedTensorBytes,
+// past what is left of `budget` (when given; checked before anything is allocated), or when the
+// host allocator fails.
+StatusOr<Tensor> TensorFromProto(const conflux::TensorProto& proto,
+                                 ConstantBudget* budget = nullptr);
 
 // Encodes a host tensor: dtype, shape, and tensor_content (string_val for DT_STRING).
 // FailedPrecondition for a non-empty tensor without a buffer or in device memory; Unimplemented

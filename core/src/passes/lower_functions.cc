@@ -370,9 +370,10 @@ class Lowerer {
 
 }  // namespace
 
-Status LowerFunctions(const OpRegistry& ops, int64_t max_nodes, GraphDef* graph) {
+Status LowerFunctions(const OpRegistry& ops, int64_t max_nodes, GraphDef* graph,
+                      int64_t max_constant_bytes) {
   bool any = false;
-  StatusOr<FunctionLibrary> library = ParseFunctionLibrary(graph->library);
+  StatusOr<FunctionLibrary> library = ParseFunctionLibrary(graph->library, max_constant_bytes);
   if (!library.ok()) return library.status();
   for (const NodeDef& n : graph->node) any = any || LoweringOf(n.op, *library) != Lowering::kNone;
   if (!any) return Status::OK();

@@ -35,8 +35,11 @@ namespace cfx {
 // kernels for functional ops, so it always lowers. The library stays in the GraphDef.
 // InvalidArgument naming the node, the function and the chain of functions around it for a
 // missing function, a recursive one, a call that does not fit its function's signature, a
-// predicate that is not bool, or a graph grown past `max_nodes`. On error `graph` is unchanged.
-Status LowerFunctions(const OpRegistry& ops, int64_t max_nodes, GraphDef* graph);
+// predicate that is not bool, or a graph grown past `max_nodes`; ResourceExhausted when the
+// library's constants decode to more than `max_constant_bytes` (ParseFunctionLibrary). On error
+// `graph` is unchanged.
+Status LowerFunctions(const OpRegistry& ops, int64_t max_nodes, GraphDef* graph,
+                      int64_t max_constant_bytes = GraphLimits().max_constant_bytes);
 
 }  // namespace cfx
 

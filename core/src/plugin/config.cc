@@ -478,10 +478,14 @@ class Parser {
   }
 
   Status ParseLimits(const Located& at, GraphLimits* limits) const {
-    return ForEachEntry(at, {"graph_bytes", "nodes", "nesting_depth", "attr_list_length"},
+    return ForEachEntry(at,
+                        {"graph_bytes", "nodes", "nesting_depth", "attr_list_length",
+                         "constant_bytes"},
                         [&](const Entry& e) -> Status {
                           if (e.key == "graph_bytes")
                             return QuantityOf(e.value, kSize, &limits->max_graph_bytes);
+                          if (e.key == "constant_bytes")
+                            return QuantityOf(e.value, kSize, &limits->max_constant_bytes);
                           CFX_ASSIGN_OR_RETURN(int64_t n, NonNegativeInt(e.value));
                           if (n == 0) return Error(e.value, "expected a positive number, got 0");
                           if (e.key == "nodes") {

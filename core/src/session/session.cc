@@ -91,7 +91,8 @@ StatusOr<std::unique_ptr<Session>> Session::Create(Runtime* runtime, const Graph
   // Function calls and functional control flow become plain nodes and v1 control flow.
   GraphDef lowered = graph;
   CFX_RETURN_IF_ERROR(
-      LowerFunctions(runtime->ops(), runtime->config().limits.max_nodes, &lowered));
+      LowerFunctions(runtime->ops(), runtime->config().limits.max_nodes, &lowered,
+                     runtime->config().limits.max_constant_bytes));
   CFX_RETURN_IF_ERROR(Graph::FromGraphDef(lowered, &runtime->ops()).status());
   auto impl = std::make_unique<Impl>();
   impl->runtime = runtime;
@@ -116,7 +117,8 @@ Status Session::Extend(const GraphDef& graph) {
   GraphDef added = graph;
   if (added.library.empty()) added.library = combined.library;
   CFX_RETURN_IF_ERROR(
-      LowerFunctions(impl_->runtime->ops(), impl_->runtime->config().limits.max_nodes, &added));
+      LowerFunctions(impl_->runtime->ops(), impl_->runtime->config().limits.max_nodes, &added,
+                     impl_->runtime->config().limits.max_constant_bytes));
   std::set<std::string> names;
   for (const NodeDef& n : combined.node) names.insert(n.name);
   for (const NodeDef& n : added.node) {
