@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,25 @@ TEST(Softmax, HandWorkedExample) {
                    RunNodeOk(SoftmaxNode("Softmax", DT_DOUBLE), {x}), 1e-15);
   ExpectTensorNear(MakeVector<double>({std::log(0.25), std::log(0.75)}),
                    RunNodeOk(SoftmaxNode("LogSoftmax", DT_DOUBLE), {x}), 1e-15);
+}
+
+// Float softmax's vectorized exponential: relative accuracy down to where e^x leaves the normal
+// floats (shifted logits >= -87), exact zeros for -inf and below that, NaN rows stay NaN.
+TEST(Softmax, FloatExponentialsAcrossTheRange) {
+  // The largest logit is 0, so each is its own shifted logit; the smallest is just above -87.
+  const std::vector<float> x = {0.0f, -1.5f, -10.25f, -40.5f, -80.75f, -86.9f, -0.001f};
+  const Tensor out = RunNodeOk(SoftmaxNode("Softmax"), {MakeVector<float>(x)});
+  const std::vector<float> want = Reference(x, static_cast<int64_t>(x.size()), false);
+  for (size_t k = 0; k < x.size(); ++k)
+    EXPECT_NEAR(out.data<float>()[k], want[k], 1e-6 * want[k]) << "logit " << x[k];
+  const float inf = std::numeric_limits<float>::infinity();
+  ExpectTensorNear(MakeVector<float>({1.0f, 0.0f, 0.0f}),
+                   RunNodeOk(SoftmaxNode("Softmax"), {MakeVector<float>({0.0f, -inf, -100.0f})}),
+                   0, 0);
+  const Tensor nan_row = RunNodeOk(
+      SoftmaxNode("Softmax"),
+      {MakeVector<float>({1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f})});
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(std::isnan(nan_row.data<float>()[k])) << k;
 }
 
 TEST(Softmax, LargeLogitsDoNotOverflow) {
