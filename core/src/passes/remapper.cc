@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <map>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -69,6 +68,13 @@ void AppendControlInputs(NodeDef* to, const std::vector<const NodeDef*>& parts,
           std::find(to->input.begin(), to->input.end(), input) == to->input.end())
         to->input.push_back(input);
     }
+}
+
+// The `leakyrelu_alpha` of a fused node whose pattern ends at `last`: a LeakyRelu's alpha, else
+// TensorFlow's default.
+float LeakyReluAlpha(const NodeDef& last) {
+  auto alpha = last.attr.find("alpha");
+  return last.op == "LeakyRelu" && alpha != last.attr.end() ? alpha->second.f : 0.2f;
 }
 
 // The value of a Const node, when it has one.
@@ -558,9 +564,7 @@ class Remapper {
     fused.attr["num_args"] = AttrValue::Int(1);
     if (contraction->op == "Conv2D") fused.attr["TArgs"] = AttrValue::TypeList({*TypeAttr(tail)});
     fused.attr["epsilon"] = AttrValue::Float(0.0001f);
-    auto alpha = tail.attr.find("alpha");
-    fused.attr["leakyrelu_alpha"] = AttrValue::Float(
-        tail.op == "LeakyRelu" && alpha != tail.attr.end() ? alpha->second.f : 0.2f);
+    fused.attr["leakyrelu_alpha"] = AttrValue::Float(LeakyReluAlpha(tail));
     if (!predicate_(fused, parts)) return false;
 
     if (pending_bias_.IsInitialized()) {
@@ -630,9 +634,7 @@ class Remapper {
     fused.attr["fused_ops"] = AttrValue::StringList(fused_ops);
     fused.attr["num_args"] = AttrValue::Int(2);
     fused.attr["TArgs"] = AttrValue::TypeList({DT_FLOAT, DT_FLOAT});
-    auto alpha = tail.attr.find("alpha");
-    fused.attr["leakyrelu_alpha"] = AttrValue::Float(
-        tail.op == "LeakyRelu" && alpha != tail.attr.end() ? alpha->second.f : 0.2f);
+    fused.attr["leakyrelu_alpha"] = AttrValue::Float(LeakyReluAlpha(tail));
     if (!predicate_(fused, parts)) return false;
     removed_[index_.at(conv->name)] = true;
     if (with_activation) removed_[index_.at(add->name)] = true;
@@ -687,6 +689,11 @@ FusionPredicate CpuOnlyPredicate(const std::vector<Device*>& devices, const OpRe
 }
 
 TensorShapes InferTensorShapes(const GraphDef& graph, const OpRegistry& ops) {
+  // Only residual adds after convolutions ask for shapes: a graph without one is not inferred.
+  if (std::none_of(graph.node.begin(), graph.node.end(), [](const NodeDef& n) {
+        return n.op == "Conv2D" || n.op == "_FusedConv2D";
+      }))
+    return {};
   StatusOr<std::unique_ptr<Graph>> g = Graph::FromGraphDef(graph, &ops);
   if (!g.ok()) return {};
   auto outputs = std::make_shared<std::map<std::string, std::vector<PartialTensorShape>>>();
@@ -694,15 +701,14 @@ TensorShapes InferTensorShapes(const GraphDef& graph, const OpRegistry& ops) {
   for (const auto& n : (*g)->nodes())
     if (n != nullptr) (*outputs)[n->name()] = std::move(shapes[n->id()].outputs);
   return [outputs](const std::string& tensor) -> std::optional<PartialTensorShape> {
-    bool output_zero = false;
-    const std::string name = ProducerName(tensor, &output_zero);
-    const size_t colon = tensor.rfind(':');
-    const int index = colon == std::string::npos ? 0 : std::atoi(tensor.c_str() + colon + 1);
-    auto it = outputs->find(name);
-    if (IsControl(tensor) || it == outputs->end() || index < 0 ||
-        index >= static_cast<int>(it->second.size()))
+    StatusOr<TensorId> id = ParseTensorName(tensor);
+    if (!id.ok()) return std::nullopt;
+    auto it = outputs->find(id->node);
+    // A control input has port -1.
+    if (it == outputs->end() || id->port < 0 ||
+        id->port >= static_cast<int>(it->second.size()))
       return std::nullopt;
-    return it->second[index];
+    return it->second[id->port];
   };
 }
 
