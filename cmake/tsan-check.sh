@@ -8,8 +8,9 @@
 #   cmake/tsan-check.sh [gtest flags...]       e.g. --gtest_filter='RandomDag*' (session_test)
 #
 # Build folder: build-tsan/ (CONFLUX_TSAN_BUILD_DIR); parallel jobs: CONFLUX_JOBS (default: all
-# cores). Not part of ctest: it is a second full build of the core and the CPU plugin, with line
-# tables only (-g1), which compiles faster than full debug information.
+# cores). Not part of ctest: it is a second full build of the core and the CPU plugin at -O1 (the
+# tests' own code at -O0), with line tables only (-g1), which compiles faster than full debug
+# information.
 #
 # OpenMP: Debian's libgomp is not built with TSan, so TSan cannot see the synchronisation of its
 # fork, barriers and join and reports races between an OpenMP team's threads (false positives).
@@ -22,8 +23,8 @@ build="${CONFLUX_TSAN_BUILD_DIR:-$root/build-tsan}"
 jobs="${CONFLUX_JOBS:-$(nproc)}"
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCONFLUX_SANITIZE=thread -DCONFLUX_BUILD_BENCH=OFF -DCONFLUX_WITH_CUDA=OFF
 cmake --build "$build" -j "$jobs" --target session_test control_flow_test runtime_test async_test \
   conflux_cpu conflux_async_device
