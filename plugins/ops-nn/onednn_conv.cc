@@ -40,6 +40,8 @@ void AppendActivation(const sdk::FusedEpilogue& e, dnnl::post_ops* ops) {
       return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_elu, 1.0f, 0.0f);
     case FusedActivation::kLeakyRelu:
       return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, e.leakyrelu_alpha, 0.0f);
+    case FusedActivation::kGeluExact:  // not a convolution's epilogue (ReadFusedEpilogue)
+      return;
   }
 }
 
@@ -164,7 +166,7 @@ sdk::Status ConvKernelBase::Init(const sdk::KernelInit& init) {
 
 sdk::Status ConvKernelBase::InitEpilogue(const sdk::KernelInit& init, bool allow_add) {
   CFX_SDK_ASSIGN_OR_RETURN(sdk::FusedEpilogue epilogue,
-                           sdk::ReadFusedEpilogue(init.attrs(), allow_add));
+                           sdk::ReadFusedEpilogue(init.attrs(), {.add = allow_add}));
   epilogue_ = epilogue;
   return sdk::Status();
 }

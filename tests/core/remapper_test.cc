@@ -613,6 +613,119 @@ TEST(FuseContractions, SwishBecomesOneNode) {
   EXPECT_EQ(Find(refused, "swish")->op, "Mul");
 }
 
+// A Dense layer on a rank-3 input as Keras writes it (Tensordot): MatMul -> Reshape -> BiasAdd
+// -> activation. The Reshape moves below the BiasAdd and the activation, and the three fuse;
+// the Reshape takes the activation's name and reads the fused node.
+GraphBuilder DenseOnSequence(int64_t reshaped_columns, bool with_bias) {
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Op("ctl", "NoOp");
+  b.Const("w", MakeTensor<float>(TensorShape({4, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  b.Const("b", MakeTensor<float>(TensorShape({3}), {1, 2, 3}));
+  b.Const("shape", MakeTensor<int32_t>(TensorShape({3}), {2, -1, static_cast<int32_t>(reshaped_columns)}));
+  b.Op("mm", "MatMul", {"x", "w"}, {{"T", kFloat}});
+  b.Op("r", "Reshape", {"mm", "shape", "^ctl"},
+       {{"T", kFloat}, {"Tshape", AttrValue::Type(DT_INT32)}});
+  if (with_bias) b.Op("bias", "BiasAdd", {"r", "b"}, {{"T", kFloat}});
+  b.Op("act", "Relu", {with_bias ? "bias" : "r"}, {{"T", kFloat}});
+  b.Op("out", "Identity", {"act"}, {{"T", kFloat}});
+  return b;
+}
+
+TEST(FuseContractions, DenseOnASequenceFusesThroughItsReshape) {
+  GraphDef g = DenseOnSequence(3, true).graph();
+  ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
+  const NodeDef* act = Find(g, "act");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->op, "Reshape");
+  ASSERT_EQ(act->input.size(), 2u);
+  EXPECT_EQ(act->input[1], "shape");
+  const NodeDef* fused = Find(g, act->input[0]);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->op, "_FusedMatMul");
+  EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b", "^ctl"}));
+  EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "Relu"}));
+  EXPECT_EQ(Find(g, "mm"), nullptr);
+  EXPECT_EQ(Find(g, "r"), nullptr);
+  EXPECT_EQ(Find(g, "bias"), nullptr);
+  EXPECT_EQ(Find(g, "out")->input[0], "act");
+  EXPECT_EQ(g.node.size(), 8u);  // x, ctl, w, b, shape, fused, act, out
+
+  // A Reshape that changes the last dim: the bias would not add to the same values.
+  GraphDef other_columns = DenseOnSequence(6, true).graph();
+  EXPECT_EQ(FuseContractions(&other_columns, {}, AlwaysCpu), 0);
+  EXPECT_EQ(Find(other_columns, "r")->op, "Reshape");
+  EXPECT_EQ(Find(other_columns, "bias")->input[0], "r");
+  // No bias: nothing would fuse, so nothing moves.
+  GraphDef no_bias = DenseOnSequence(3, false).graph();
+  EXPECT_EQ(FuseContractions(&no_bias, {}, AlwaysCpu), 0);
+  EXPECT_EQ(Find(no_bias, "act")->op, "Relu");
+  // The Reshape's output fetched: it stays where it is.
+  GraphDef kept = DenseOnSequence(3, true).graph();
+  EXPECT_EQ(FuseContractions(&kept, {"r"}, AlwaysCpu), 0);
+  EXPECT_EQ(Find(kept, "bias")->input[0], "r");
+}
+
+// GELU as tf.nn.gelu(x, approximate=False) writes it, after a dense layer (through its Reshape
+// or not): it joins the _FusedMatMul as GeluExact, under the outer Mul's name.
+GraphBuilder DenseGelu(bool through_reshape, float half, const std::string& extra_reader) {
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  b.Const("w", MakeTensor<float>(TensorShape({4, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  b.Const("b", MakeTensor<float>(TensorShape({3}), {1, 2, 3}));
+  b.Const("shape", MakeTensor<int32_t>(TensorShape({3}), {2, -1, 3}));
+  b.Const("half", MakeTensor<float>(TensorShape({}), {half}));
+  b.Const("scale", MakeTensor<float>(TensorShape({}), {0.70710677f}));
+  b.Op("mm", "MatMul", {"x", "w"}, {{"T", kFloat}});
+  std::string in = "mm";
+  if (through_reshape) {
+    b.Op("r", "Reshape", {"mm", "shape"}, {{"T", kFloat}, {"Tshape", AttrValue::Type(DT_INT32)}});
+    in = "r";
+  }
+  b.Op("bias", "BiasAdd", {in, "b"}, {{"T", kFloat}});
+  b.Op("gelu/mul", "Mul", {"half", "bias"}, {{"T", kFloat}});
+  b.Op("gelu/neg", "Neg", {"bias"}, {{"T", kFloat}});
+  b.Op("gelu/mul_1", "Mul", {"gelu/neg", "scale"}, {{"T", kFloat}});
+  b.Op("gelu/erfc", "Erfc", {"gelu/mul_1"}, {{"T", kFloat}});
+  b.Op("gelu", "Mul", {"gelu/mul", "gelu/erfc"}, {{"T", kFloat}});
+  b.Op("out", "Identity", {"gelu"}, {{"T", kFloat}});
+  if (!extra_reader.empty()) b.Op("other", "Identity", {extra_reader}, {{"T", kFloat}});
+  return b;
+}
+
+TEST(FuseContractions, GeluJoinsTheDenseLayer) {
+  for (bool through_reshape : {false, true}) {
+    SCOPED_TRACE(through_reshape ? "through the Reshape" : "directly");
+    GraphDef g = DenseGelu(through_reshape, 0.5f, "").graph();
+    ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2);
+    for (const char* gone : {"gelu/mul", "gelu/neg", "gelu/mul_1", "gelu/erfc", "half", "scale"})
+      EXPECT_EQ(Find(g, gone), nullptr) << gone;
+    const NodeDef* gelu = Find(g, "gelu");
+    ASSERT_NE(gelu, nullptr);
+    const NodeDef* fused = gelu;
+    if (through_reshape) {
+      EXPECT_EQ(gelu->op, "Reshape");
+      EXPECT_EQ(gelu->input[1], "shape");
+      fused = Find(g, gelu->input[0]);
+      ASSERT_NE(fused, nullptr);
+    }
+    EXPECT_EQ(fused->op, "_FusedMatMul");
+    EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b"}));
+    EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "GeluExact"}));
+    EXPECT_EQ(g.node.size(), through_reshape ? 7u : 6u);  // the shape Const stays
+  }
+  // Not GELU's constant, or the product also read elsewhere: only MatMul + BiasAdd fuse.
+  GraphDef other_half = DenseGelu(true, 0.25f, "").graph();
+  EXPECT_EQ(FuseContractions(&other_half, {}, AlwaysCpu), 1);
+  EXPECT_EQ(Find(other_half, "gelu/erfc")->op, "Erfc");
+  GraphDef read_elsewhere = DenseGelu(true, 0.5f, "bias").graph();
+  EXPECT_EQ(FuseContractions(&read_elsewhere, {}, AlwaysCpu), 1);
+  EXPECT_EQ(Find(read_elsewhere, "gelu")->op, "Mul");
+  GraphDef erfc_read_elsewhere = DenseGelu(false, 0.5f, "gelu/erfc").graph();
+  EXPECT_EQ(FuseContractions(&erfc_read_elsewhere, {}, AlwaysCpu), 1);
+  EXPECT_EQ(Find(erfc_read_elsewhere, "gelu")->op, "Mul");
+}
+
 // The predicate sees the fused node and the parts, contraction first, and can refuse.
 TEST(FuseContractions, PredicateDecides) {
   GraphDef g = ConvChain("Relu").graph();

@@ -10,6 +10,8 @@
 // float ulp is 3e-5, so the two agree within a few of those ulps: 2e-4 absolute, 1e-5 relative.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -218,6 +220,51 @@ TEST(FusedMatMul, MatchesMatMulThenBiasAddThenActivation) {
   }
 }
 
+// GELU as TensorFlow writes it, each op through its own kernel: Mul(0.5, y) * Erfc(Mul(Neg(y),
+// 1/sqrt(2))), y = the product plus the bias.
+Tensor UnfusedGelu(const Tensor& product, const Tensor& bias) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  const Tensor y = RunNodeOk(MakeNode("BiasAdd", 2, {{"T", f}}), {product, bias});
+  const NodeDef mul = MakeNode("Mul", 2, {{"T", f}});
+  const Tensor half = RunNodeOk(mul, {MakeScalar<float>(0.5f), y});
+  const Tensor neg = RunNodeOk(MakeNode("Neg", 1, {{"T", f}}), {y});
+  const Tensor scaled = RunNodeOk(mul, {neg, MakeScalar<float>(0.70710677f)});
+  return RunNodeOk(mul, {half, RunNodeOk(MakeNode("Erfc", 1, {{"T", f}}), {scaled})});
+}
+
+// GeluExact gives the unfused ops' values: the same operations in the same order and the same
+// vectorized erfc, which may round a last bit otherwise where an element falls in a loop's
+// scalar remainder in one run and in its vector body in the other (4 ulp). Values from -12
+// (erfc's tail, where GELU is -0) to 12, over rows longer than the kernel's chunk and the vector
+// width, with the empty-sum case.
+TEST(FusedMatMul, GeluExactMatchesTheUnfusedOps) {
+  const Epilogue gelu{"GeluExact"};
+  for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {2, 3, 1500}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+    const Tensor a = MakeTensor<float>({m, k}, Ramp<float>(m * k, 2.0));
+    const Tensor b = MakeTensor<float>({k, n}, Ramp<float>(k * n, 2.0));
+    const Tensor bias = MakeTensor<float>({n}, Ramp<float>(n, 4.0));
+    const Tensor product = RunNodeOk(MakeNode("MatMul", 2, {{"T", AttrValue::Type(DT_FLOAT)}}),
+                                     {a, b});
+    const Tensor fused = RunNodeOk(FusedMatMulNode(false, false, gelu), {a, b, bias});
+    ExpectTensorNear(UnfusedGelu(product, bias), fused, 1e-30, 5e-7);
+    // Negative and positive values both occur, and the tail gives -0.
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < fused.num_elements(); ++i) {
+      lo = std::min(lo, fused.at<float>(i));
+      hi = std::max(hi, fused.at<float>(i));
+    }
+    EXPECT_LT(lo, -0.1f);
+    EXPECT_GT(hi, 1.0f);
+  }
+  const Tensor bias = MakeTensor<float>({4}, {-12.0f, -1.0f, 0.5f, 12.0f});
+  const Tensor empty_sum = RunNodeOk(FusedMatMulNode(false, false, gelu),
+                                     {Tensor(DT_FLOAT, TensorShape({2, 0})),
+                                      Tensor(DT_FLOAT, TensorShape({0, 4})), bias});
+  ExpectTensorNear(UnfusedGelu(MakeTensor<float>({2, 4}, std::vector<float>(8, 0.0f)), bias), empty_sum, 1e-30,
+                   5e-7);
+}
+
 // With nothing to sum (k = 0, or no input channels) the result is the activated bias.
 TEST(FusedContraction, EmptySumsGiveTheActivatedBias) {
   const Tensor bias = MakeTensor<float>({3}, {-2.0f, 0.5f, 8.0f});
@@ -256,6 +303,9 @@ TEST(FusedContraction, BadBiasesAndUnsupportedEpiloguesAreErrors) {
     conv.attr["fused_ops"] = AttrValue::StringList(ops);
     ExpectError(RunNode(conv, {x, w, bias}), Code::kUnimplemented, "fuses");
   }
+  // GELU is a matrix product's epilogue only (TensorFlow's _FusedConv2D has none).
+  ExpectError(RunNode(FusedConvNode(c, {"GeluExact"}), {x, w, bias}), Code::kUnimplemented,
+              "fuses [BiasAdd, GeluExact]");
   NodeDef oihw = FusedConvNode(c, {"Relu"});
   oihw.attr["filter_format"] = AttrValue::String("OIHW");
   ExpectError(RunNode(oihw, {x, w, bias}), Code::kUnimplemented, "OIHW");
@@ -501,6 +551,46 @@ TEST(Remapping, SwishAgreesBitForBit) {
   EXPECT_EQ(runs.ops[0]["Sigmoid"] + runs.ops[0]["Mul"], 0);
   ASSERT_EQ(runs.results[0].size(), 2u);
   ExpectTensorEqual(runs.results[1][0], runs.results[0][0]);
+}
+
+// A transformer's feed-forward block as Keras writes it on a [batch, sequence, features] input:
+// Dense layers as Tensordot (Reshape -> MatMul -> Reshape -> BiasAdd), the first with GELU
+// (tf.nn.gelu, exact), the second with Relu. With remapping each dense layer is one
+// _FusedMatMul and no GELU op is left; the values agree with the unfused graph's.
+TEST(Remapping, DenseLayersOnSequencesFuseTheirBiasAndGelu) {
+  const AttrValue f = AttrValue::Type(DT_FLOAT);
+  const AttrValue i32 = AttrValue::Type(DT_INT32);
+  GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  auto dense = [&](const std::string& name, const std::string& in, int64_t c, int64_t o) {
+    b.Const(name + "/flat_shape", MakeTensor<int32_t>({2}, {-1, static_cast<int32_t>(c)}));
+    b.Const(name + "/out_shape", MakeTensor<int32_t>({3}, {2, 5, static_cast<int32_t>(o)}));
+    b.Const(name + "/w", MakeTensor<float>({c, o}, Ramp<float>(c * o, 0.5)));
+    b.Const(name + "/b", MakeTensor<float>({o}, Ramp<float>(o, 1.0)));
+    b.Op(name + "/flat", "Reshape", {in, name + "/flat_shape"}, {{"T", f}, {"Tshape", i32}});
+    b.Op(name + "/mm", "MatMul", {name + "/flat", name + "/w"}, {{"T", f}});
+    b.Op(name + "/tensordot", "Reshape", {name + "/mm", name + "/out_shape"},
+         {{"T", f}, {"Tshape", i32}});
+    b.Op(name + "/bias", "BiasAdd", {name + "/tensordot", name + "/b"}, {{"T", f}});
+    return name + "/bias";
+  };
+  const std::string h = dense("d1", "x", 4, 6);
+  b.Const("half", MakeScalar<float>(0.5f));
+  b.Const("scale", MakeScalar<float>(0.70710677f));
+  b.Op("gelu/mul", "Mul", {"half", h}, {{"T", f}});
+  b.Op("gelu/neg", "Neg", {h}, {{"T", f}});
+  b.Op("gelu/mul_1", "Mul", {"gelu/neg", "scale"}, {{"T", f}});
+  b.Op("gelu/erfc", "Erfc", {"gelu/mul_1"}, {{"T", f}});
+  b.Op("gelu", "Mul", {"gelu/mul", "gelu/erfc"}, {{"T", f}});
+  b.Op("y", "Relu", {dense("d2", "gelu", 6, 3)}, {{"T", f}});
+  const Tensor x = MakeTensor<float>({2, 5, 4}, Ramp<float>(40));
+  RemappedRuns runs = RunWithAndWithoutRemapping(b.graph(), x, {"y", "gelu"});
+  EXPECT_EQ(runs.ops[0]["_FusedMatMul"], 2);
+  EXPECT_EQ(runs.ops[0]["Erfc"] + runs.ops[0]["BiasAdd"] + runs.ops[0]["Relu"], 0);
+  EXPECT_EQ(runs.ops[1]["Erfc"], 1);
+  EXPECT_EQ(runs.ops[1]["_FusedMatMul"], 0);
+  ASSERT_EQ(runs.results[0].size(), 2u);
+  EXPECT_EQ(runs.results[0][0].shape(), TensorShape({2, 5, 3}));
 }
 
 // A graph that TensorFlow's grappler fused (tests/fixtures/tf/make_fused_graph.py): every

@@ -14,6 +14,10 @@ namespace {
 
 constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
 
+// 1/sqrt(2) rounded to float: the factor of TensorFlow's exact GELU, 0.5 x erfc(-x / sqrt(2)),
+// and of the CPU kernel's GeluExact (sdk/fused_ops.h).
+constexpr float kGeluErfcScale = 0.70710678118654752f;
+
 // The fused op of each contraction, and the contraction's attrs that it also has (MatMul's
 // grad_a/grad_b hints are not among them; DepthwiseConv2dNative's fused op has no explicit
 // paddings); internal `_` attrs are copied as well.
@@ -75,6 +79,13 @@ void AppendControlInputs(NodeDef* to, const std::vector<const NodeDef*>& parts,
 float LeakyReluAlpha(const NodeDef& last) {
   auto alpha = last.attr.find("alpha");
   return last.op == "LeakyRelu" && alpha != last.attr.end() ? alpha->second.f : 0.2f;
+}
+
+// Whether `n` is a fused contraction `op` that only adds its bias (fused_ops [BiasAdd]).
+bool FusedBiasOnly(const NodeDef& n, const char* op) {
+  if (n.op != op) return false;
+  auto ops = n.attr.find("fused_ops");
+  return ops != n.attr.end() && ops->second.list.s == std::vector<std::string>{"BiasAdd"};
 }
 
 // The value of a Const node, when it has one.
@@ -163,6 +174,13 @@ class Remapper {
       if (!removed_[i] && (graph_.node[i].op == "AddV2" || graph_.node[i].op == "Add") &&
           TryMergeOffset(i))
         ++fused;
+    // Keras' Dense on a rank-3 input (its Tensordot): MatMul -> Reshape -> BiasAdd (-> an
+    // activation). The Reshape moves below the BiasAdd, then below the activation, so that the
+    // patterns below see them after the MatMul.
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && graph_.node[i].op == "BiasAdd") TrySinkReshape(i);
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && IsActivation(graph_.node[i].op)) TrySinkReshape(i);
     // Three-node patterns first, so that a BiasAdd followed by an activation is not taken alone.
     for (size_t i = 0; i < graph_.node.size(); ++i)
       if (!removed_[i] && IsActivation(graph_.node[i].op) && TryFuse(i, /*with_activation=*/true))
@@ -180,6 +198,9 @@ class Remapper {
     // Mul(x, Sigmoid(x)) -> _MklSwish(x), after the contractions took what they could.
     for (size_t i = 0; i < graph_.node.size(); ++i)
       if (!removed_[i] && graph_.node[i].op == "Mul" && TryFuseSwish(i)) ++fused;
+    // GELU after a dense layer's _FusedMatMul (directly or through its Reshape).
+    for (size_t i = 0; i < graph_.node.size(); ++i)
+      if (!removed_[i] && graph_.node[i].op == "Mul" && TryFuseGelu(i)) ++fused;
     std::vector<NodeDef> kept;
     kept.reserve(graph_.node.size());
     for (size_t i = 0; i < graph_.node.size(); ++i)
@@ -359,6 +380,164 @@ class Remapper {
       bool unused;
       --data_consumers_[ProducerName(swish.input[0], &unused)];
       mul = std::move(swish);
+      return true;
+    }
+    return false;
+  }
+
+  // A name that no node of the graph has, from `base`.
+  std::string UnusedName(const std::string& base) const {
+    std::string name = base;
+    for (int k = 1; index_.count(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  // Moves the Reshape that BiasAdd or activation `u` alone reads below it: u(Reshape(x, s))
+  // becomes Reshape(u'(x), s), where u' is u under a new name and the Reshape takes u's name
+  // (u's consumers are unchanged). Only where the patterns below then fuse u' into a MatMul: x
+  // is a MatMul (for a BiasAdd) or a BiasAdd of one (for an activation), read only by the
+  // Reshape. A BiasAdd moves only when its bias is a Const vector over the MatMul's columns (the
+  // columns of its Const filter) and the Reshape's Const shape ends with that many (the bias
+  // then adds to the same values); an activation is elementwise and moves over any Reshape.
+  bool TrySinkReshape(size_t u_index) {
+    NodeDef& u = graph_.node[u_index];
+    const bool bias_add = u.op == "BiasAdd";
+    if (u.input.empty() || TypeAttr(u) != DT_FLOAT ||
+        (bias_add && (u.input.size() < 2 || IsControl(u.input[1]) ||
+                      StringAttrOr(u, "data_format", "NHWC") != "NHWC")))
+      return false;
+    NodeDef* reshape = SoleProducer(u.input[0]);
+    if (reshape == nullptr || reshape->op != "Reshape" || reshape->input.size() < 2 ||
+        IsControl(reshape->input[1]) || reshape->device != u.device ||
+        TypeAttr(*reshape) != DT_FLOAT)
+      return false;
+    NodeDef* source = SoleProducer(reshape->input[0]);
+    NodeDef* product = source;
+    if (!bias_add && source != nullptr && source->op == "BiasAdd")
+      product = SoleProducer(source->input[0]);
+    if (source == nullptr || product == nullptr || product->op != "MatMul" ||
+        (source == product) != bias_add || source->device != u.device)
+      return false;
+    if (bias_add) {
+      const Tensor* w = product->input.size() < 2 ? nullptr : ConstInput(product->input[1]);
+      const Tensor* bias = ConstInput(u.input[1]);
+      const Tensor* shape = ConstInput(reshape->input[1]);
+      std::optional<ChannelLayout> layout;
+      if (w != nullptr) layout = FilterChannels(*product, *w);
+      if (!layout || bias == nullptr || bias->dtype() != DT_FLOAT || bias->rank() != 1 ||
+          bias->dim(0) != layout->channels || shape == nullptr || shape->rank() != 1 ||
+          shape->num_elements() == 0)
+        return false;
+      const int64_t last = shape->num_elements() - 1;
+      const int64_t columns = shape->dtype() == DT_INT32 ? shape->at<int32_t>(last)
+                              : shape->dtype() == DT_INT64 ? shape->at<int64_t>(last)
+                                                           : -1;
+      if (columns != layout->channels) return false;
+    }
+    const size_t r = index_.at(reshape->name);
+    NodeDef moved = u;
+    moved.name = UnusedName(u.name + "/_before_reshape");
+    moved.input[0] = reshape->input[0];
+    AppendControlInputs(&moved, {reshape}, {});
+    NodeDef after = *reshape;
+    after.name = u.name;
+    after.input = {moved.name, reshape->input[1]};
+    index_.erase(reshape->name);
+    data_consumers_.erase(reshape->name);
+    index_[moved.name] = r;
+    data_consumers_[moved.name] = 1;
+    graph_.node[r] = std::move(moved);
+    u = std::move(after);
+    return true;
+  }
+
+  // Whether Mul `mul` multiplies by a float Const scalar (not kept) equal to `factor`: then
+  // `*other` is its other input and `*factor_name` the Const's name.
+  bool MulByScalar(const NodeDef& mul, float factor, std::string* other,
+                   std::string* factor_name) {
+    if (mul.op != "Mul" || mul.input.size() < 2 || IsControl(mul.input[1]) ||
+        TypeAttr(mul) != DT_FLOAT)
+      return false;
+    for (int side = 0; side < 2; ++side) {
+      const Tensor* t = ConstOperand(mul.input[side], factor_name);
+      if (t == nullptr || t->rank() != 0 || t->at<float>(0) != factor) continue;
+      *other = mul.input[1 - side];
+      return true;
+    }
+    return false;
+  }
+
+  // GELU as TensorFlow writes it (tf.nn.gelu(x, approximate=False), Keras' "gelu"):
+  //   Mul(Mul(0.5, x), Erfc(Mul(Neg(x), 0.70710677)))   (every Mul in either order)
+  // where x is a _FusedMatMul that only adds its bias, or a Reshape of one (a Dense layer on a
+  // rank-3 input, after TrySinkReshape), and the GELU's nodes are x's only readers: the product
+  // takes the GELU as fused_ops [BiasAdd, GeluExact], and the outer Mul's name goes to the
+  // product (or to the Reshape, which then reads it). The fused kernel computes the same ops in
+  // the same order with the same vectorized erfc.
+  bool TryFuseGelu(size_t mul_index) {
+    NodeDef& mul = graph_.node[mul_index];
+    if (mul.input.size() < 2 || IsControl(mul.input[1]) || TypeAttr(mul) != DT_FLOAT)
+      return false;
+    for (int side = 0; side < 2; ++side) {
+      NodeDef* erfc = SoleProducer(mul.input[side]);
+      NodeDef* half = SoleProducer(mul.input[1 - side]);
+      std::string x, half_name, scaled_x, scale_name;
+      if (erfc == nullptr || erfc->op != "Erfc" || erfc->input.empty() ||
+          TypeAttr(*erfc) != DT_FLOAT || half == nullptr ||
+          !MulByScalar(*half, 0.5f, &x, &half_name))
+        continue;
+      NodeDef* scaled = SoleProducer(erfc->input[0]);
+      if (scaled == nullptr || !MulByScalar(*scaled, kGeluErfcScale, &scaled_x, &scale_name))
+        continue;
+      NodeDef* neg = SoleProducer(scaled_x);
+      if (neg == nullptr || neg->op != "Neg" || neg->input.empty() || neg->input[0] != x ||
+          TypeAttr(*neg) != DT_FLOAT)
+        continue;
+      // x is read by the Neg and the half Mul, and by nothing else.
+      bool output_zero = false;
+      const std::string x_name = ProducerName(x, &output_zero);
+      auto it = index_.find(x_name);
+      if (IsControl(x) || !output_zero || it == index_.end() || removed_[it->second] ||
+          keep_.count(x_name) || data_consumers_[x_name] != 2 || control_consumers_.count(x_name))
+        continue;
+      NodeDef* reshape = &graph_.node[it->second];
+      NodeDef* product = reshape;
+      if (reshape->op == "Reshape") {
+        product = SoleProducer(reshape->input[0]);
+      } else {
+        reshape = nullptr;
+      }
+      if (product == nullptr || !FusedBiasOnly(*product, "_FusedMatMul")) continue;
+      std::vector<const NodeDef*> removed = {neg, scaled, erfc, half};
+      if (reshape == nullptr) removed.push_back(&mul);
+      std::vector<const NodeDef*> parts = {product};
+      parts.insert(parts.end(), removed.begin(), removed.end());
+      if (reshape != nullptr) parts.push_back(&mul);
+      if (std::any_of(parts.begin(), parts.end(),
+                      [&](const NodeDef* p) { return p->device != product->device; }) ||
+          (reshape != nullptr && reshape->device != product->device))
+        return false;
+      NodeDef fused = *product;
+      fused.attr["fused_ops"] = AttrValue::StringList({"BiasAdd", "GeluExact"});
+      AppendControlInputs(&fused, removed, parts);
+      if (!predicate_(fused, parts)) return false;
+
+      for (const NodeDef* p : {neg, scaled, erfc, half}) removed_[index_.at(p->name)] = true;
+      DropRead(half_name);
+      DropRead(scale_name);
+      if (reshape == nullptr) {
+        removed_[index_.at(product->name)] = true;
+        fused.name = mul.name;
+        mul = std::move(fused);
+        return true;
+      }
+      // The Reshape moves to the outer Mul's place and name; x's two reads become its one.
+      *product = std::move(fused);
+      NodeDef after = *reshape;
+      after.name = mul.name;
+      AppendControlInputs(&after, {&mul}, {half, erfc});
+      removed_[index_.at(reshape->name)] = true;
+      mul = std::move(after);
       return true;
     }
     return false;
@@ -607,9 +786,7 @@ class Remapper {
         IsControl(add->input[1]))
       return false;
     auto bias_only_conv = [](const NodeDef* n) {
-      if (n == nullptr || n->op != "_FusedConv2D" || n->input.size() < 3) return false;
-      auto ops = n->attr.find("fused_ops");
-      return ops != n->attr.end() && ops->second.list.s == std::vector<std::string>{"BiasAdd"};
+      return n != nullptr && n->input.size() >= 3 && FusedBiasOnly(*n, "_FusedConv2D");
     };
     int side = 0;
     NodeDef* conv = SoleProducer(add->input[0]);

@@ -9,7 +9,15 @@
 //
 // After the contractions, Mul(x, Sigmoid(x)) (swish, as Keras writes it), the Sigmoid read by
 // nothing else, becomes TensorFlow's internal `_MklSwish(x)` where the predicate says a CPU runs
-// it (the same bits: x times the same sigmoid, rounded once).
+// it (the same bits: x times the same sigmoid, rounded once). And GELU as TensorFlow writes it,
+// Mul(Mul(0.5, x), Erfc(Mul(Neg(x), 1/sqrt(2)))), after a _FusedMatMul that only adds its bias
+// joins it as fused_ops [BiasAdd, GeluExact] (TensorFlow's name; the kernel computes the same
+// ops in the same order with the same vectorized erfc).
+//
+// A Dense layer on a rank-3 input (Keras' Tensordot) is MatMul -> Reshape -> BiasAdd (->
+// activation): the Reshape moves below the BiasAdd (when its Const shape keeps the MatMul's
+// columns as the last dim, which the Const bias spans) and below the activation, under the
+// last node's name, so that MatMul, BiasAdd and activation (GELU included) fuse as above.
 //
 // Before that, a Pad (zeros) of the two spatial dims by a Const, read only by a Conv2D or
 // DepthwiseConv2dNative (NHWC, padding VALID or EXPLICIT), becomes that convolution's explicit

@@ -1,16 +1,20 @@
-// _FusedMatMul for float on CPU: TensorFlow's MatMul + BiasAdd (+ activation), written by its
-// grappler and by the core's remapper pass. The product rows start as copies of the bias and
-// dnnl_sgemm adds op(A) op(B) into them (beta 1); the activation then runs in place.
+// _FusedMatMul for float on CPU: TensorFlow's MatMul + BiasAdd (+ activation: Relu, Relu6, Elu,
+// LeakyRelu, GeluExact), written by its grappler and by the core's remapper pass. The product
+// rows start as copies of the bias and dnnl_sgemm adds op(A) op(B) into them (beta 1); the
+// activation then runs in place. GeluExact computes what TensorFlow's unfused GELU ops do, in
+// their order and with the Erfc kernel's vectorized erfc.
 //
 // Why sgemm and not a oneDNN matmul primitive with the bias and an eltwise post-op: the
 // primitive (brgemm with plain-layout weights, as a graph's weights are) took 486 ms for VGG16's
 // 1 x 25088 x 4096 layer against sgemm's few tens of ms (ONEDNN_VERBOSE on
 // `conflux bench` of Keras' VGG16), and for the sizes where both are fast they run the same JIT
 // GEMM (matmul_onednn.cc says why MatMul uses sgemm). Stateless: Compute may run concurrently.
+#include <algorithm>
 #include <cstring>
 
 #include "conflux/sdk/fused_ops.h"
 #include "kernels/matmul.h"
+#include "kernels/vector_math.h"
 
 namespace cfx::cpu {
 namespace {
@@ -31,6 +35,18 @@ void Activate(const sdk::FusedEpilogue& e, float* v, int64_t n) {
     case FusedActivation::kElu:
     case FusedActivation::kLeakyRelu:
       return each([&e](float x) { return sdk::ApplyFusedActivation(e, x); });
+    case FusedActivation::kGeluExact: {
+      // Mul(0.5, x) * Erfc(Mul(Neg(x), 1/sqrt(2))), a chunk at a time.
+      constexpr int64_t kChunk = 1024;
+      float t[kChunk];
+      for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t len = std::min(kChunk, n - i);
+        for (int64_t j = 0; j < len; ++j) t[j] = -v[i + j] * sdk::kGeluErfcScale;
+        VectorSpan(VectorFunction::kErfc, t, t, len);
+        for (int64_t j = 0; j < len; ++j) v[i + j] = 0.5f * v[i + j] * t[j];
+      }
+      return;
+    }
   }
 }
 
@@ -38,7 +54,7 @@ class FusedMatMulKernel {
  public:
   sdk::Status Init(const sdk::KernelInit& init) {
     CFX_SDK_RETURN_IF_ERROR(attrs_.Read(init));
-    CFX_SDK_ASSIGN_OR_RETURN(epilogue_, sdk::ReadFusedEpilogue(init.attrs()));
+    CFX_SDK_ASSIGN_OR_RETURN(epilogue_, sdk::ReadFusedEpilogue(init.attrs(), {.gelu = true}));
     return sdk::Status();
   }
 
@@ -49,15 +65,11 @@ class FusedMatMulKernel {
     if (bias.dtype() != CFX_FLOAT || bias.shape() != sdk::Shape{d.n})
       return sdk::InvalidArgument("the bias (args[0]) must be a float vector of the ", d.n,
                                   " product columns, got shape ", sdk::ShapeString(bias.shape()));
-    if (call.done) {  // empty, or k == 0: the bias alone goes through the activation
-      sdk::FillWithActivatedBias(epilogue_, bias.data<float>(), d.n, d.m,
-                                 call.product.data<float>());
-      return sdk::Status();
-    }
     float* out = call.product.data<float>();
-    for (int64_t r = 0; r < d.m; ++r)
+    for (int64_t r = 0; r < d.m && d.n > 0; ++r)
       std::memcpy(out + r * d.n, bias.data<float>(), static_cast<size_t>(d.n) * sizeof(float));
-    CFX_SDK_RETURN_IF_ERROR(SgemmInto(ctx, call, 1.0f));
+    // call.done: empty, or k == 0: the bias alone goes through the activation.
+    if (!call.done) CFX_SDK_RETURN_IF_ERROR(SgemmInto(ctx, call, 1.0f));
     ctx.ParallelFor(d.m, d.n, [&](int64_t begin, int64_t end) {
       Activate(epilogue_, out + begin * d.n, (end - begin) * d.n);
     });

@@ -1,6 +1,7 @@
 // The epilogue of TensorFlow's fused contractions, _FusedConv2D and _FusedMatMul, as their CPU
 // kernels read it from the attrs `fused_ops`, `num_args` and `leakyrelu_alpha`: a bias added per
-// output channel, optionally an addend of the output's shape, then optionally an activation.
+// output channel, optionally an addend of the output's shape, then optionally an activation
+// (GELU only after a matrix product, as TensorFlow's _FusedMatMul).
 // TensorFlow's grappler writes these nodes for the CPU, and Conflux's own remapper pass
 // (core/src/passes/remapper.h) writes the same ones.
 // Pure: thread-safe.
@@ -17,7 +18,17 @@
 
 namespace cfx::sdk {
 
-enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
+enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kGeluExact };
+
+// GELU as TensorFlow computes it unfused (tf.nn.gelu with approximate=False, Keras' "gelu"):
+// (0.5 * x) * erfc(-x * s), with s = 1/sqrt(2) rounded to float.
+inline constexpr float kGeluErfcScale = 0.70710678118654752f;
+
+// The epilogues a kernel takes besides BiasAdd and Relu, Relu6, Elu, LeakyRelu.
+struct FusedEpilogueKinds {
+  bool add = false;   // "Add" with a second arg (_FusedConv2D)
+  bool gelu = false;  // "GeluExact" (_FusedMatMul)
+};
 
 struct FusedEpilogue {
   // An addend after the bias (TensorFlow's "BiasAdd", "Add": args[1], a tensor of the output's
@@ -28,11 +39,14 @@ struct FusedEpilogue {
 };
 
 // fused_ops = ["BiasAdd"] or ["BiasAdd", one of Relu, Relu6, Elu, LeakyRelu], with num_args = 1
-// (the bias); with `allow_add` (a kernel that takes an addend) also ["BiasAdd", "Add"] and
-// ["BiasAdd", "Add", activation] with num_args = 2 (the bias, the addend), as TensorFlow's
-// oneDNN _FusedConv2D takes them. Other combinations that TensorFlow defines (FusedBatchNorm,
-// Tanh, Sigmoid, ...) are Unimplemented naming the node and what it asks for.
-inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs, bool allow_add = false) {
+// (the bias); with `allowed.gelu` also ["BiasAdd", "GeluExact"]; with `allowed.add` (a kernel
+// that takes an addend) also ["BiasAdd", "Add"] and ["BiasAdd", "Add", activation] with
+// num_args = 2 (the bias, the addend), as TensorFlow's oneDNN _FusedConv2D takes them. Other
+// combinations that TensorFlow defines (FusedBatchNorm, Tanh, Sigmoid, GeluApproximate, ...) are
+// Unimplemented naming the node and what it asks for.
+inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
+                                               FusedEpilogueKinds allowed = {}) {
+  const bool allow_add = allowed.add;
   std::vector<std::string> ops;
   CFX_SDK_RETURN_IF_ERROR(attrs.Get("fused_ops", &ops));
   int64_t num_args = 0;
@@ -43,7 +57,8 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs, bool allow_ad
       {"Relu", FusedActivation::kRelu},
       {"Relu6", FusedActivation::kRelu6},
       {"Elu", FusedActivation::kElu},
-      {"LeakyRelu", FusedActivation::kLeakyRelu}};
+      {"LeakyRelu", FusedActivation::kLeakyRelu},
+      {"GeluExact", FusedActivation::kGeluExact}};
   e.add = allow_add && ops.size() >= 2 && ops[1] == "Add";
   const size_t first_activation = e.add ? 2 : 1;
   bool known = !ops.empty() && ops.size() <= first_activation + 1 && ops[0] == "BiasAdd" &&
@@ -52,6 +67,7 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs, bool allow_ad
     known = false;
     for (const auto& [name, activation] : kActivations) {
       if (ops[first_activation] != name) continue;
+      if (activation == FusedActivation::kGeluExact && (!allowed.gelu || e.add)) break;
       e.activation = activation;
       known = true;
     }
@@ -62,7 +78,8 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs, bool allow_ad
   return Unimplemented("node ", attrs.node_name(), " fuses [", asked, "] with num_args ", num_args,
                        "; the CPU kernel fuses BiasAdd (one arg), ",
                        allow_add ? "optionally Add (a second arg), " : "",
-                       "optionally followed by Relu, Relu6, Elu or LeakyRelu");
+                       "optionally followed by Relu, Relu6, Elu or LeakyRelu",
+                       allowed.gelu ? " (or by GeluExact, after the bias alone)" : "");
 }
 
 // The activation of `e` on one value, as the unfused ops compute it (NaN stays NaN). For the
@@ -79,6 +96,8 @@ inline float ApplyFusedActivation(const FusedEpilogue& e, float v) {
       return v < 0.0f ? std::expm1(v) : v;
     case FusedActivation::kLeakyRelu:
       return v > 0.0f || std::isnan(v) ? v : v * e.leakyrelu_alpha;
+    case FusedActivation::kGeluExact:
+      return 0.5f * v * std::erfc(-v * kGeluErfcScale);
   }
   return v;
 }
