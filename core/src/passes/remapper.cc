@@ -414,7 +414,7 @@ class Remapper {
     NodeDef* source = SoleProducer(reshape->input[0]);
     NodeDef* product = source;
     if (!bias_add && source != nullptr && source->op == "BiasAdd")
-      product = SoleProducer(source->input[0]);
+      product = source->input.empty() ? nullptr : SoleProducer(source->input[0]);
     if (source == nullptr || product == nullptr || product->op != "MatMul" ||
         (source == product) != bias_add || source->device != u.device)
       return false;
@@ -503,7 +503,7 @@ class Remapper {
       NodeDef* reshape = &graph_.node[it->second];
       NodeDef* product = reshape;
       if (reshape->op == "Reshape") {
-        product = SoleProducer(reshape->input[0]);
+        product = reshape->input.size() == 2 ? SoleProducer(reshape->input[0]) : nullptr;
       } else {
         reshape = nullptr;
       }
