@@ -11,7 +11,8 @@
 # plugin (no GPU to run it on here). The product is compiled at -O1 (instrumented, -O2 takes up to
 # twice as long to compile, and the suite runs about as fast at -O1) and the tests' own
 # code at -O0 (tests/CMakeLists.txt); -g1 gives reports their source lines at a fraction of
-# the cost of full debug information.
+# the cost of full debug information. Tests run 2-4 times slower than in a release build, so each
+# gets three times the release build's ctest TIMEOUT (a hang still fails by name).
 #
 # Two passes. The tests under mpirun (transport.mpi_*, distributed.*) run with full stack
 # unwinding, so that tests/lsan.supp can recognise the allocations Open MPI keeps past
@@ -37,7 +38,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DCONFLUX_SANITIZE=address,undefined -DCONFLUX_BUILD_BENCH=OFF -DCONFLUX_WITH_CUDA=OFF
+  -DCONFLUX_SANITIZE=address,undefined -DCONFLUX_BUILD_BENCH=OFF -DCONFLUX_WITH_CUDA=OFF \
+  -DCONFLUX_GTEST_TIMEOUT=180 -DCONFLUX_SCRIPT_TIMEOUT=360
 cmake --build "$build" -j "$jobs"
 
 mpi_tests='^(transport\.mpi_|distributed\.)'
