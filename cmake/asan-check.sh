@@ -9,8 +9,8 @@
 # Build folder: build-asan/ (CONFLUX_ASAN_BUILD_DIR); parallel jobs: CONFLUX_JOBS (default: all
 # cores). Not part of ctest: it is a second full build, without the benchmarks and the CUDA
 # plugin (no GPU to run it on here). The product is compiled at -O1 (instrumented, -O2 takes up to
-# twice as long to compile, and the suite runs about as fast at -O1) and the tests' own
-# code at -O0 (tests/CMakeLists.txt); -g1 gives reports their source lines at a fraction of
+# twice as long to compile; the suite runs somewhat slower at -O1) and the tests' own code at
+# -O0 (tests/CMakeLists.txt); -g1 gives reports their source lines at a fraction of
 # the cost of full debug information. Tests run 2-4 times slower than in a release build, so each
 # gets three times the release build's ctest TIMEOUT (a hang still fails by name).
 #

@@ -15,7 +15,7 @@ namespace {
 constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
 
 // 1/sqrt(2) rounded to float: the factor of TensorFlow's exact GELU, 0.5 x erfc(-x / sqrt(2)),
-// and of the CPU kernel's GeluExact (sdk/fused_ops.h).
+// the same as the CPU kernel's GeluExact (sdk::kGeluErfcScale, a layer above the passes).
 constexpr float kGeluErfcScale = 0.70710678118654752f;
 
 // The fused op of each contraction, and the contraction's attrs that it also has (MatMul's
@@ -210,18 +210,21 @@ class Remapper {
   }
 
  private:
-  // The node behind data input `input` when that input is output 0 of a node whose only
-  // consumer it is (no other data or control consumer) and which may disappear; else null.
-  NodeDef* SoleProducer(const std::string& input) {
+  // The node behind data input `input` when that input is output 0 of a node that exactly
+  // `readers` data inputs read (and no control input) and which may disappear; else null.
+  NodeDef* ProducerReadBy(const std::string& input, int readers) {
     if (IsControl(input)) return nullptr;
     bool output_zero = false;
     const std::string name = ProducerName(input, &output_zero);
     auto it = index_.find(name);
     if (!output_zero || it == index_.end() || removed_[it->second] || keep_.count(name) ||
-        data_consumers_[name] != 1 || control_consumers_.count(name))
+        data_consumers_[name] != readers || control_consumers_.count(name))
       return nullptr;
     return &graph_.node[it->second];
   }
+
+  // ProducerReadBy(input, 1): the node whose only consumer `input` is.
+  NodeDef* SoleProducer(const std::string& input) { return ProducerReadBy(input, 1); }
 
   static bool IsActivation(const std::string& op) {
     return std::any_of(std::begin(kActivations), std::end(kActivations),
@@ -494,13 +497,8 @@ class Remapper {
           TypeAttr(*neg) != DT_FLOAT)
         continue;
       // x is read by the Neg and the half Mul, and by nothing else.
-      bool output_zero = false;
-      const std::string x_name = ProducerName(x, &output_zero);
-      auto it = index_.find(x_name);
-      if (IsControl(x) || !output_zero || it == index_.end() || removed_[it->second] ||
-          keep_.count(x_name) || data_consumers_[x_name] != 2 || control_consumers_.count(x_name))
-        continue;
-      NodeDef* reshape = &graph_.node[it->second];
+      NodeDef* reshape = ProducerReadBy(x, 2);
+      if (reshape == nullptr) continue;
       NodeDef* product = reshape;
       if (reshape->op == "Reshape") {
         product = reshape->input.size() == 2 ? SoleProducer(reshape->input[0]) : nullptr;

@@ -46,7 +46,6 @@ struct FusedEpilogue {
 // Unimplemented naming the node and what it asks for.
 inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
                                                FusedEpilogueKinds allowed = {}) {
-  const bool allow_add = allowed.add;
   std::vector<std::string> ops;
   CFX_SDK_RETURN_IF_ERROR(attrs.Get("fused_ops", &ops));
   int64_t num_args = 0;
@@ -59,7 +58,7 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
       {"Elu", FusedActivation::kElu},
       {"LeakyRelu", FusedActivation::kLeakyRelu},
       {"GeluExact", FusedActivation::kGeluExact}};
-  e.add = allow_add && ops.size() >= 2 && ops[1] == "Add";
+  e.add = allowed.add && ops.size() >= 2 && ops[1] == "Add";
   const size_t first_activation = e.add ? 2 : 1;
   bool known = !ops.empty() && ops.size() <= first_activation + 1 && ops[0] == "BiasAdd" &&
                num_args == (e.add ? 2 : 1);
@@ -77,7 +76,7 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
   for (const std::string& op : ops) asked += (asked.empty() ? "" : ", ") + op;
   return Unimplemented("node ", attrs.node_name(), " fuses [", asked, "] with num_args ", num_args,
                        "; the CPU kernel fuses BiasAdd (one arg), ",
-                       allow_add ? "optionally Add (a second arg), " : "",
+                       allowed.add ? "optionally Add (a second arg), " : "",
                        "optionally followed by Relu, Relu6, Elu or LeakyRelu",
                        allowed.gelu ? " (or by GeluExact, after the bias alone)" : "");
 }
