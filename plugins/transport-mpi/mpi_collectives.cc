@@ -17,7 +17,7 @@ namespace {
 constexpr uint64_t kMaxPiece = uint64_t{1} << 30;
 constexpr uint64_t kFingerprint = 0x31304950'4D584643;  // "CFXMPI01"
 
-sdk::Status FailedPrecondition(std::string message) {
+sdk::Status CollectivesPrecondition(std::string message) {
   return sdk::Status(CFX_FAILED_PRECONDITION, "mpi collectives: " + std::move(message));
 }
 
@@ -113,15 +113,16 @@ bool CollectiveLane::Stop(std::chrono::milliseconds limit) {
 sdk::Result<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(const sdk::HostGroup& group) {
   MpiTransport* transport = MpiTransport::Live();
   if (transport == nullptr)
-    return FailedPrecondition("there is no mpi transport in this process to run over");
+    return CollectivesPrecondition("there is no mpi transport in this process to run over");
   Endpoint* e = &transport->endpoint();
   if (group.Size() != e->size || group.Rank() != e->rank)
-    return FailedPrecondition("the host's process group is not the mpi transport's");
+    return CollectivesPrecondition("the host's process group is not the mpi transport's");
   uint64_t fingerprint[2] = {kFingerprint, static_cast<uint64_t>(e->size)};
   CFX_SDK_RETURN_IF_ERROR(group.Broadcast(fingerprint, sizeof(fingerprint), 0));
   if (fingerprint[0] != kFingerprint || fingerprint[1] != static_cast<uint64_t>(e->size))
-    return FailedPrecondition(sdk::StrCat("rank 0 runs other collectives or another job size (",
-                                          fingerprint[1], " ranks, this rank sees ", e->size, ")"));
+    return CollectivesPrecondition(
+        sdk::StrCat("rank 0 runs other collectives or another job size (", fingerprint[1],
+                    " ranks, this rank sees ", e->size, ")"));
   auto c = std::make_unique<MpiCollectives>(e);
   CFX_SDK_RETURN_IF_ERROR(e->engine.Call([&c, e] {
     const int rc = MPI_Comm_dup(e->comm, &c->comm_);

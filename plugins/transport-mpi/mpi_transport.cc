@@ -15,7 +15,7 @@ namespace {
 std::mutex live_mu;
 MpiTransport* live = nullptr;  // guarded by live_mu
 
-sdk::Status FailedPrecondition(std::string message) {
+sdk::Status TransportPrecondition(std::string message) {
   return sdk::Status(CFX_FAILED_PRECONDITION, "mpi transport: " + std::move(message));
 }
 
@@ -65,7 +65,7 @@ sdk::Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(
   CFX_SDK_ASSIGN_OR_RETURN(Options options, ParseOptions(config));
   std::lock_guard<std::mutex> lock(live_mu);
   if (live != nullptr)
-    return FailedPrecondition("this process has an mpi transport already (one per process)");
+    return TransportPrecondition("this process has an mpi transport already (one per process)");
   auto t = std::make_unique<MpiTransport>(options);
   t->e_.chunk_bytes = options.chunk_bytes;
   t->e_.engine.SetPoller([r = &t->receiver_] { return r->Poll(); });
@@ -80,7 +80,7 @@ sdk::Status MpiTransport::Init() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (finalized)
-    return FailedPrecondition(
+    return TransportPrecondition(
         "MPI was finalized in this process, and MPI starts once per process: create the mpi "
         "transport once");
   int provided = MPI_THREAD_SINGLE;
@@ -94,7 +94,7 @@ sdk::Status MpiTransport::Init() {
     MPI_Query_thread(&provided);
     // Every call comes from the progress thread then, which is not the thread that initialized.
     if (provided < MPI_THREAD_SERIALIZED)
-      return FailedPrecondition(
+      return TransportPrecondition(
           "the program initialized MPI with a thread level below MPI_THREAD_SERIALIZED; "
           "initialize it with MPI_Init_thread(MPI_THREAD_MULTIPLE), or let the transport do it");
   }

@@ -23,7 +23,7 @@ namespace {
 using test::TestRuntime;
 using X = std::vector<Output>;
 
-Tensor Random(TensorShape shape, unsigned seed) {
+Tensor RandomList(TensorShape shape, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
   Tensor t(DT_DOUBLE, shape);
@@ -57,8 +57,8 @@ Output Item(const Scope& s, const Output& list, int index) {
 
 TEST(ListGradients, FromTensorThenStack) {
   // Weighted so that a row moved to another index changes the gradient.
-  const Tensor w = Random({3, 2}, 2);
-  EXPECT_LT(GradientError({Random({3, 2}, 1)},
+  const Tensor w = RandomList({3, 2}, 2);
+  EXPECT_LT(GradientError({RandomList({3, 2}, 1)},
                           [&](const Scope& s, const X& x) {
                             return ops::Mul(s, Stack(s, Rows(s, x[0])), ops::Const(s, w));
                           }),
@@ -66,7 +66,7 @@ TEST(ListGradients, FromTensorThenStack) {
 }
 
 TEST(ListGradients, PushBackChainThenStack) {
-  EXPECT_LT(GradientError({Random({2}, 3), Random({2}, 4)},
+  EXPECT_LT(GradientError({RandomList({2}, 3), RandomList({2}, 4)},
                           [](const Scope& s, const X& x) {
                             Output list = ops::EmptyTensorList(s, {2}, -1, DT_DOUBLE);
                             list = ops::TensorListPushBack(s, list, ops::Sin(s, x[0]));
@@ -79,7 +79,7 @@ TEST(ListGradients, PushBackChainThenStack) {
 
 TEST(ListGradients, PopBackBothOutputs) {
   // The popped row times the rows left: both outputs of PopBack carry a gradient.
-  EXPECT_LT(GradientError({Random({3, 2}, 5)},
+  EXPECT_LT(GradientError({RandomList({3, 2}, 5)},
                           [](const Scope& s, const X& x) {
                             auto popped = ops::TensorListPopBack(s, Rows(s, x[0]), -1, DT_DOUBLE);
                             return ops::Mul(s, Stack(s, popped.output_handle), popped.tensor);
@@ -89,7 +89,7 @@ TEST(ListGradients, PopBackBothOutputs) {
 
 TEST(ListGradients, PopBackOfTheItemAloneGetsAZerosLikeListForTheRest) {
   // The list PopBack outputs is not read: its gradient is ZerosLike of a list.
-  EXPECT_LT(GradientError({Random({3, 2}, 6)},
+  EXPECT_LT(GradientError({RandomList({3, 2}, 6)},
                           [](const Scope& s, const X& x) {
                             auto popped = ops::TensorListPopBack(s, Rows(s, x[0]), -1, DT_DOUBLE);
                             return ops::Square(s, popped.tensor);
@@ -98,7 +98,7 @@ TEST(ListGradients, PopBackOfTheItemAloneGetsAZerosLikeListForTheRest) {
 }
 
 TEST(ListGradients, GetItemLeavesTheOtherElementsUnsetWhichStackAsZeros) {
-  EXPECT_LT(GradientError({Random({3, 2}, 7)},
+  EXPECT_LT(GradientError({RandomList({3, 2}, 7)},
                           [](const Scope& s, const X& x) {
                             return ops::Square(s, Item(s, Rows(s, x[0]), 1));
                           }),
@@ -107,7 +107,7 @@ TEST(ListGradients, GetItemLeavesTheOtherElementsUnsetWhichStackAsZeros) {
 
 TEST(ListGradients, GetItemReadTwiceSumsTheGradientListsWithAddN) {
   // Element 0 is read twice and element 2 once: three gradient lists, summed by AddN.
-  EXPECT_LT(GradientError({Random({3, 2}, 8)},
+  EXPECT_LT(GradientError({RandomList({3, 2}, 8)},
                           [](const Scope& s, const X& x) {
                             Output list = Rows(s, x[0]);
                             Output first = Item(s, list, 0);
@@ -119,8 +119,8 @@ TEST(ListGradients, GetItemReadTwiceSumsTheGradientListsWithAddN) {
 
 TEST(ListGradients, SetItemOverwritesOneElement) {
   // Row 1 of x is overwritten: its gradient is zero, v's is row 1 of the stack's.
-  const Tensor w = Random({3, 2}, 11);
-  EXPECT_LT(GradientError({Random({3, 2}, 9), Random({2}, 10)},
+  const Tensor w = RandomList({3, 2}, 11);
+  EXPECT_LT(GradientError({RandomList({3, 2}, 9), RandomList({2}, 10)},
                           [&](const Scope& s, const X& x) {
                             Output list =
                                 ops::TensorListSetItem(s, Rows(s, x[0]), 1, ops::Sin(s, x[1]));
@@ -132,8 +132,8 @@ TEST(ListGradients, SetItemOverwritesOneElement) {
 TEST(ListGradients, SetItemThatGrowsTheListResizesItsGradientBack) {
   // Two rows, then element 3 set: element 2 is unset (zeros in the stack), and the list's
   // gradient is cut back to the two rows.
-  const Tensor w = Random({4, 2}, 14);
-  EXPECT_LT(GradientError({Random({2, 2}, 12), Random({2}, 13)},
+  const Tensor w = RandomList({4, 2}, 14);
+  EXPECT_LT(GradientError({RandomList({2, 2}, 12), RandomList({2}, 13)},
                           [&](const Scope& s, const X& x) {
                             Output list = ops::TensorListSetItem(
                                 s, Rows(s, x[0]), 3, x[1],
@@ -144,7 +144,7 @@ TEST(ListGradients, SetItemThatGrowsTheListResizesItsGradientBack) {
 }
 
 TEST(ListGradients, ResizeShrinkingAndGrowing) {
-  EXPECT_LT(GradientError({Random({3, 2}, 15)},
+  EXPECT_LT(GradientError({RandomList({3, 2}, 15)},
                           [](const Scope& s, const X& x) {
                             Output shrunk = ops::TensorListResize(s, Rows(s, x[0]), 2);
                             Output grown = ops::TensorListResize(s, shrunk, 4);
@@ -155,7 +155,7 @@ TEST(ListGradients, ResizeShrinkingAndGrowing) {
 
 TEST(ListGradients, GatherScattersItsGradientIntoAListLikeTheInput) {
   EXPECT_LT(
-      GradientError({Random({3, 2}, 16)},
+      GradientError({RandomList({3, 2}, 16)},
                     [](const Scope& s, const X& x) {
                       Output rows = ops::TensorListGather(s, Rows(s, x[0]), {2, 0}, -1, DT_DOUBLE);
                       return ops::Sin(s, rows);
@@ -165,8 +165,8 @@ TEST(ListGradients, GatherScattersItsGradientIntoAListLikeTheInput) {
 
 TEST(ListGradients, ScatterV2GathersItsGradient) {
   // Rows scattered to 2 and 0 of a list of 4: elements 1 and 3 stay unset (zeros).
-  const Tensor w = Random({4, 2}, 18);
-  EXPECT_LT(GradientError({Random({2, 2}, 17)},
+  const Tensor w = RandomList({4, 2}, 18);
+  EXPECT_LT(GradientError({RandomList({2, 2}, 17)},
                           [&](const Scope& s, const X& x) {
                             Output list = ops::TensorListScatterV2(s, x[0], {2, 0}, {2}, 4);
                             return ops::Mul(s, Stack(s, list, {2}), ops::Const(s, w));
@@ -175,8 +175,8 @@ TEST(ListGradients, ScatterV2GathersItsGradient) {
 }
 
 TEST(ListGradients, ScatterIntoExistingListZeroesTheOverwrittenElements) {
-  const Tensor w = Random({3, 2}, 21);
-  EXPECT_LT(GradientError({Random({3, 2}, 19), Random({2, 2}, 20)},
+  const Tensor w = RandomList({3, 2}, 21);
+  EXPECT_LT(GradientError({RandomList({3, 2}, 19), RandomList({2, 2}, 20)},
                           [&](const Scope& s, const X& x) {
                             Output list = ops::TensorListScatterIntoExistingList(
                                 s, Rows(s, x[0]), ops::Square(s, x[1]), {2, 0});
@@ -186,9 +186,9 @@ TEST(ListGradients, ScatterIntoExistingListZeroesTheOverwrittenElements) {
 }
 
 TEST(ListGradients, SplitThenConcat) {
-  const Tensor w = Random({5, 2}, 23);
+  const Tensor w = RandomList({5, 2}, 23);
   EXPECT_LT(GradientError(
-                {Random({5, 2}, 22)},
+                {RandomList({5, 2}, 22)},
                 [&](const Scope& s, const X& x) {
                   Output list = ops::TensorListSplit(s, x[0], {-1, 2}, std::vector<int64_t>{2, 3});
                   auto concat =
@@ -201,7 +201,7 @@ TEST(ListGradients, SplitThenConcat) {
 TEST(ListGradients, SplitThenGetItemConcatenatesUnsetPiecesAsZeros) {
   // Only piece 1 (rows 2..4) is read: piece 0's gradient is unset and reads as two zero rows.
   EXPECT_LT(GradientError(
-                {Random({5, 2}, 24)},
+                {RandomList({5, 2}, 24)},
                 [](const Scope& s, const X& x) {
                   Output list = ops::TensorListSplit(s, x[0], {-1, 2}, std::vector<int64_t>{2, 3});
                   return ops::Square(s, Item(s, list, 1));
@@ -236,7 +236,7 @@ std::vector<Output> ThreeTimes(
 TEST(ListGradients, PushBackInAWhileLoopPopsInTheBackwardLoop) {
   // The list is a loop variable: its gradient runs through the backward loop, one PopBack per
   // iteration; x is a loop invariant whose gradient sums the popped rows.
-  EXPECT_LT(GradientError({Random({2}, 25)},
+  EXPECT_LT(GradientError({RandomList({2}, 25)},
                           [](const Scope& s, const X& x) {
                             Output empty = ops::EmptyTensorList(s, {2}, -1, DT_DOUBLE);
                             X out = ThreeTimes(
@@ -253,7 +253,7 @@ TEST(ListGradients, PushBackInAWhileLoopPopsInTheBackwardLoop) {
 TEST(ListGradients, GetItemOfALoopInvariantListSumsItsGradientListsInTheLoop) {
   // The list is a loop invariant read once per iteration: its gradient is the sum (AddN of lists)
   // of one gradient list per iteration, each with one element set.
-  EXPECT_LT(GradientError({Random({3, 2}, 26)},
+  EXPECT_LT(GradientError({RandomList({3, 2}, 26)},
                           [](const Scope& s, const X& x) {
                             Output list = Rows(s, x[0]);
                             Output zero = ops::ZerosLike(s, Item(s, list, 0));
@@ -272,7 +272,7 @@ TEST(ListGradients, GetItemInTheBranchesOfACond) {
   // through the Switch's gradient (a Merge of lists).
   for (bool take : {true, false}) {
     SCOPED_TRACE(take ? "true branch" : "false branch");
-    EXPECT_LT(GradientError({Random({3, 2}, 27)},
+    EXPECT_LT(GradientError({RandomList({3, 2}, 27)},
                             [&](const Scope& s, const X& x) {
                               Output list = Rows(s, x[0]);
                               X out;

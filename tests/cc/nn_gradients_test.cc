@@ -39,7 +39,7 @@ struct NnCase {
   double delta, bound;
 };
 
-std::vector<NnCase> Cases() {
+std::vector<NnCase> NnCases() {
   const Tensor d23 = Random(DT_DOUBLE, {2, 3}, -2, 2, 1), d3 = Random(DT_DOUBLE, {3}, -1, 1, 2);
   const double kD = 1e-5, kDBound = 1e-6, kF = 1e-2, kFBound = 2e-3;
   return {
@@ -134,7 +134,7 @@ std::vector<NnCase> Cases() {
 class NnGradient : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(NnGradient, MatchesFiniteDifferences) {
-  const NnCase c = Cases()[GetParam()];
+  const NnCase c = NnCases()[GetParam()];
   Scope root = Scope::NewRootScope(&TestRuntime());
   X xs;
   for (const Tensor& t : c.inputs) xs.push_back(ops::Placeholder(root, t.dtype()));
@@ -145,9 +145,9 @@ TEST_P(NnGradient, MatchesFiniteDifferences) {
   EXPECT_LT(*err, c.bound) << c.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(OpsNn, NnGradient, ::testing::Range<size_t>(0, Cases().size()),
+INSTANTIATE_TEST_SUITE_P(OpsNn, NnGradient, ::testing::Range<size_t>(0, NnCases().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           return std::string(Cases()[info.param].name);
+                           return std::string(NnCases()[info.param].name);
                          });
 
 TEST(PluginGradients, ComeFromThePluginThatRegisteredThem) {

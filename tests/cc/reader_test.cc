@@ -17,7 +17,7 @@ namespace {
 using test::TestRuntime;
 namespace fs = std::filesystem;
 
-fs::path Dir() {
+fs::path ReaderDir() {
   fs::path d = fs::path(CONFLUX_BINARY_DIR) / "tests" / "reader_test" /
                ::testing::UnitTest::GetInstance()->current_test_info()->name();
   fs::create_directories(d);
@@ -58,7 +58,7 @@ Pipeline MakePipeline(const std::string& prefix, const std::vector<std::string>&
 }
 
 TEST(Reader, ReadsRecordsInOrderAcrossFilesWithHeaderAndFooter) {
-  fs::path d = Dir();
+  fs::path d = ReaderDir();
   WriteFile(d / "a", "HHabcdefFF");     // header 2, records "abc" "def", footer 2
   WriteFile(d / "b", "HHghiFF", true);  // gzip
   Pipeline p = MakePipeline("plain", {(d / "a").string()}, 3, 10,
@@ -85,7 +85,7 @@ TEST(Reader, ReadsRecordsInOrderAcrossFilesWithHeaderAndFooter) {
 }
 
 TEST(Reader, BatchesSpanFilesAndHopBytesOverlapRecords) {
-  fs::path d = Dir();
+  fs::path d = ReaderDir();
   WriteFile(d / "x", "0123456789");
   WriteFile(d / "y", "abcdef");
   Pipeline p = MakePipeline("spans", {(d / "x").string(), (d / "y").string()}, 4, 3,
@@ -103,7 +103,7 @@ TEST(Reader, BatchesSpanFilesAndHopBytesOverlapRecords) {
 }
 
 TEST(Reader, BadFilesAreErrorsNamingTheFile) {
-  fs::path d = Dir();
+  fs::path d = ReaderDir();
   WriteFile(d / "odd", "12345");
   Pipeline p = MakePipeline("bad", {(d / "odd").string()}, 2, 1);
   ClientSession s(p.root, &TestRuntime());

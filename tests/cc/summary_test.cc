@@ -21,7 +21,7 @@ namespace {
 using test::TestRuntime;
 namespace fs = std::filesystem;
 
-fs::path Dir() {
+fs::path SummaryDir() {
   fs::path d = fs::path(CONFLUX_BINARY_DIR) / "tests" / "summary_test" /
                ::testing::UnitTest::GetInstance()->current_test_info()->name();
   fs::remove_all(d);
@@ -66,7 +66,7 @@ std::vector<uint8_t> DecodePng(const std::string& png, int* w, int* h) {
 }
 
 TEST(Summary, ARunWritesEveryKindAndReadsBack) {
-  const fs::path dir = Dir();
+  const fs::path dir = SummaryDir();
   Scope root = Scope::NewRootScope(&TestRuntime());
   Output loss = ops::Placeholder(root, DT_FLOAT);
   Output values = ops::Const(root, {-2.f, 0.f, 0.5f, 0.5f, 3.f});
@@ -112,7 +112,7 @@ TEST(Summary, ARunWritesEveryKindAndReadsBack) {
 }
 
 TEST(Summary, CorruptedFilesAreDataLossTruncatedTailsEndTheRead) {
-  const fs::path dir = Dir();
+  const fs::path dir = SummaryDir();
   std::string path;
   {
     auto writer = SummaryWriter::Create(dir.string());

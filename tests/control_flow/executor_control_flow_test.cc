@@ -19,16 +19,12 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue T(DataType t) { return AttrValue::Type(t); }
-
-Runtime& RuntimeWith(int inter_op, int cpus) { return TestRuntimeWith(inter_op, cpus); }
-
 StatusOr<std::vector<Tensor>> RunGraph(const GraphDef& g,
                                        const std::vector<std::pair<std::string, Tensor>>& feeds,
                                        const std::vector<std::string>& fetches,
                                        Runtime* runtime = nullptr) {
   CFX_ASSIGN_OR_RETURN(auto session,
-                       Session::Create(runtime != nullptr ? runtime : &RuntimeWith(2, 1), g));
+                       Session::Create(runtime != nullptr ? runtime : &TestRuntimeWith(2, 1), g));
   std::vector<Tensor> out;
   CFX_RETURN_IF_ERROR(session->Run(feeds, fetches, {}, &out));
   return out;
@@ -134,7 +130,7 @@ TEST(ControlFlowExecutor, ManyIterationsAndRepeatedSteps) {
   b.Placeholder("x", DT_FLOAT);
   b.Const("half", MakeScalar<float>(0.5f));
   AddCountingLoop(b, "loop", "f", "x", "n", 10, "half");
-  auto session = Session::Create(&RuntimeWith(2, 1), b.graph());
+  auto session = Session::Create(&TestRuntimeWith(2, 1), b.graph());
   ASSERT_TRUE(session.ok()) << session.status();
   for (int step = 0; step < 3; ++step) {
     std::vector<Tensor> out;
@@ -158,7 +154,7 @@ TEST(ControlFlowExecutor, ParallelIterationsDoNotChangeResults) {
       AddCountingLoop(b, "loop", "f", "x", "n", parallel, "s");
       auto out =
           RunGraph(b.graph(), {{"n:0", MakeScalar<int32_t>(40)}, {"x:0", MakeScalar<float>(1)}},
-                   {"loop/exit_x:0"}, &RuntimeWith(inter_op, 1));
+                   {"loop/exit_x:0"}, &TestRuntimeWith(inter_op, 1));
       ASSERT_TRUE(out.ok()) << out.status();
       EXPECT_FLOAT_EQ(Values<float>((*out)[0])[0], CountingLoopReference(1, 40, 0.75f))
           << "parallel_iterations " << parallel << ", inter_op " << inter_op;
@@ -319,7 +315,7 @@ TEST(ControlFlowExecutor, BranchesOnAnotherDevice) {
        "/device:CPU:0");
   for (bool pred : {false, true}) {
     auto out = RunGraph(b.graph(), {{"x:0", MakeScalar<float>(3)}, {"p:0", MakeScalar(pred)}},
-                        {"m:0"}, &RuntimeWith(2, 2));
+                        {"m:0"}, &TestRuntimeWith(2, 2));
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(Values<float>((*out)[0])[0], pred ? 81.0f : -3.0f);
   }
@@ -366,7 +362,7 @@ TEST(ControlFlowExecutor, LoopBodySplitAcrossDevices) {
     for (int64_t parallel : {1, 10}) {
       SCOPED_TRACE(::testing::Message() << "nested " << nested << ", parallel " << parallel);
       GraphDef g = SplitLoop(parallel, nested);
-      auto session = Session::Create(&RuntimeWith(2, 2), g);
+      auto session = Session::Create(&TestRuntimeWith(2, 2), g);
       ASSERT_TRUE(session.ok()) << session.status();
       const std::string fetch = nested ? "outer/exit_x:0" : "loop/exit_x:0";
       for (int n : {0, 3, 50}) {

@@ -20,8 +20,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-Runtime& RuntimeWith(int inter_op, int cpus) { return TestRuntimeWith(inter_op, cpus); }
-
 struct Variant {
   int inter_op;
   int cpus;
@@ -38,7 +36,7 @@ TEST_P(RandomLoops, MatchDirectEvaluation) {
                                      : std::vector<std::string>{"/device:CPU:0"});
     emitter.builder().Placeholder("x", DT_FLOAT);
     const std::string y = emitter.Emit(program, "x", "");
-    auto session = Session::Create(&RuntimeWith(v.inter_op, v.cpus), emitter.builder().graph());
+    auto session = Session::Create(&TestRuntimeWith(v.inter_op, v.cpus), emitter.builder().graph());
     ASSERT_TRUE(session.ok()) << session.status();
     RunOptions options;
     options.timeout_ms = 60000;  // a lost dead signal would hang the step: fail instead

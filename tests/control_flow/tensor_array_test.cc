@@ -23,6 +23,8 @@
 namespace cfx {
 namespace {
 
+using test::Type;
+
 using test::InferShapes;
 using test::MakeNode;
 using test::MakeScalar;
@@ -458,8 +460,6 @@ TEST(TensorArray, ConcurrentWritersOfOneArray) {
     }
   }
 }
-
-AttrValue Type(DataType t) { return AttrValue::Type(t); }
 
 // value_i = 2 * i as a float scalar, in the loop body.
 std::string TwiceI(test::GraphBuilder& b, const std::string& i) {

@@ -17,13 +17,15 @@ namespace {
 
 using namespace test;  // NOLINT
 
-constexpr double kAtol = 1e-6;
-constexpr double kRtol = 1e-5;
+constexpr double kFunctionAtol = 1e-6;
+constexpr double kFunctionRtol = 1e-5;
 
-std::string FixtureDir() { return std::string(CONFLUX_SOURCE_DIR) + "/tests/fixtures/functions"; }
+std::string FunctionFixtureDir() {
+  return std::string(CONFLUX_SOURCE_DIR) + "/tests/fixtures/functions";
+}
 
 const std::vector<FixtureCase>& AllCases() {
-  static const std::vector<FixtureCase> cases = ReadFixtureManifest(FixtureDir());
+  static const std::vector<FixtureCase> cases = ReadFixtureManifest(FunctionFixtureDir());
   return cases;
 }
 
@@ -47,20 +49,20 @@ const std::vector<FixtureCase>& Unsupported() {
 
 TEST(TfFunctionFixtures, ManifestListsEveryCase) {
   // 18 cases when written (README.md); fewer means the manifest is missing or truncated.
-  EXPECT_GE(Runnable().size(), 18u) << FixtureDir() << "/manifest.txt";
+  EXPECT_GE(Runnable().size(), 18u) << FunctionFixtureDir() << "/manifest.txt";
 }
 
 class TfFunctionFixture : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(TfFunctionFixture, MatchesTensorFlow) {
-  RunFixtureCase(FixtureDir(), Runnable()[GetParam()], kAtol, kRtol);
+  RunFixtureCase(FunctionFixtureDir(), Runnable()[GetParam()], kFunctionAtol, kFunctionRtol);
 }
 
 // What ran is v1 control flow and plain nodes: no functional op reaches the executors.
 TEST_P(TfFunctionFixture, RunsLowered) {
   const FixtureCase& c = Runnable()[GetParam()];
   LoadedCase loaded;
-  ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FixtureDir(), c, &loaded));
+  ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FunctionFixtureDir(), c, &loaded));
   StatusOr<std::unique_ptr<Session>> session = Session::Create(&TestRuntime(), loaded.graph);
   ASSERT_TRUE(session.ok()) << session.status();
   RunMetadata metadata;
@@ -107,14 +109,14 @@ TEST(TfFunctionFixtures, MissingOpsAreNamed) {
   for (const FixtureCase& c : Unsupported()) {
     SCOPED_TRACE(c.name);
     LoadedCase loaded;
-    ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FixtureDir(), c, &loaded));
+    ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FunctionFixtureDir(), c, &loaded));
     ExpectRefusedNaming(loaded, c.needs);
   }
   auto grad = std::find_if(Runnable().begin(), Runnable().end(),
                            [](const FixtureCase& c) { return c.name == "while_grad"; });
   ASSERT_NE(grad, Runnable().end()) << "the manifest has no while_grad case";
   LoadedCase loaded;
-  ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FixtureDir(), *grad, &loaded));
+  ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FunctionFixtureDir(), *grad, &loaded));
   const std::string op = "TensorListPopBack", missing = "TensorListPopNone";
   std::string& library = loaded.graph.library;
   int renamed = 0;

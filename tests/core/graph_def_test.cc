@@ -15,18 +15,12 @@
 namespace cfx {
 namespace {
 
+using test::ReadFileBytes;
+
 using Kind = AttrValue::Kind;
 
-std::string FixturePath(const std::string& name) {
+std::string GraphFixture(const std::string& name) {
   return std::string(CONFLUX_SOURCE_DIR) + "/tests/fixtures/graphs/" + name;
-}
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.is_open()) << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 void WriteBytes(const std::string& path, const std::string& data) {
@@ -302,8 +296,8 @@ const char* const kFixtures[] = {"matmul_add", "slice_concat", "while_loop", "co
 TEST(GraphDef, TensorFlowFixturesRoundTripExactly) {
   for (const char* name : kFixtures) {
     SCOPED_TRACE(name);
-    const std::string bytes = ReadBytes(FixturePath(std::string(name) + ".pb"));
-    const std::string text = ReadBytes(FixturePath(std::string(name) + ".pbtxt"));
+    const std::string bytes = ReadFileBytes(GraphFixture(std::string(name) + ".pb"));
+    const std::string text = ReadFileBytes(GraphFixture(std::string(name) + ".pbtxt"));
     ASSERT_FALSE(bytes.empty());
     const GraphDef from_binary = ParseOk(bytes, GraphFormat::kBinary);
     const GraphDef from_text = ParseOk(text, GraphFormat::kText);
@@ -325,7 +319,7 @@ const NodeDef* FindNode(const GraphDef& graph, const std::string& name) {
 }
 
 TEST(GraphDef, ReadsTensorFlowMatMulGraph) {
-  StatusOr<GraphDef> graph = ReadGraphDefFile(FixturePath("matmul_add.pb"));
+  StatusOr<GraphDef> graph = ReadGraphDefFile(GraphFixture("matmul_add.pb"));
   ASSERT_OK(graph.status());
   EXPECT_TRUE(graph->has_versions);
   EXPECT_GT(graph->versions.producer, 0);
@@ -351,7 +345,7 @@ TEST(GraphDef, ReadsTensorFlowMatMulGraph) {
 }
 
 TEST(GraphDef, ReadsTensorFlowWhileLoopWithFunctionLibrary) {
-  StatusOr<GraphDef> graph = ReadGraphDefFile(FixturePath("while_loop.pbtxt"));
+  StatusOr<GraphDef> graph = ReadGraphDefFile(GraphFixture("while_loop.pbtxt"));
   ASSERT_OK(graph.status());
   EXPECT_FALSE(graph->library.empty());
   const NodeDef* loop = nullptr;
@@ -387,8 +381,8 @@ TEST(GraphDef, DecodesTensorFlowConstantsOfEveryDtype) {
       {"uint32", DT_UINT32},     {"int64", DT_INT64},         {"uint64", DT_UINT64},
       {"bool", DT_BOOL},         {"complex64", DT_COMPLEX64}, {"complex128", DT_COMPLEX128},
       {"string", DT_STRING}};
-  const GraphDef graph = ParseOk(ReadBytes(FixturePath("constants.pb")), GraphFormat::kBinary);
-  std::istringstream expected(ReadBytes(FixturePath("constants.expected.txt")));
+  const GraphDef graph = ParseOk(ReadFileBytes(GraphFixture("constants.pb")), GraphFormat::kBinary);
+  std::istringstream expected(ReadFileBytes(GraphFixture("constants.expected.txt")));
   std::string line;
   int checked = 0;
   while (std::getline(expected, line)) {
@@ -739,7 +733,7 @@ TEST(GraphDef, FilesRoundTripInBothFormats) {
     SCOPED_TRACE(name);
     const std::string path = TempPath(name);
     ASSERT_OK(WriteGraphDefFile(graph, path));
-    const std::string written = ReadBytes(path);
+    const std::string written = ReadFileBytes(path);
     EXPECT_EQ(written, SerializeGraphDef(graph, GraphFormatForPath(path)));
     StatusOr<GraphDef> read = ReadGraphDefFile(path);
     ASSERT_OK(read.status());
@@ -809,12 +803,12 @@ void ParseAndWriteBack(const std::string& data, GraphFormat format) {
 TEST(GraphDef, TruncatedFilesNeverCrash) {
   int failures = 0;
   for (const char* name : kFixtures) {
-    const std::string bytes = ReadBytes(FixturePath(std::string(name) + ".pb"));
+    const std::string bytes = ReadFileBytes(GraphFixture(std::string(name) + ".pb"));
     for (size_t n = 0; n < bytes.size(); ++n) {
       failures += !ParseGraphDef(bytes.substr(0, n), GraphFormat::kBinary).ok();
       ParseAndWriteBack(bytes.substr(0, n), GraphFormat::kBinary);
     }
-    const std::string text = ReadBytes(FixturePath(std::string(name) + ".pbtxt"));
+    const std::string text = ReadFileBytes(GraphFixture(std::string(name) + ".pbtxt"));
     for (size_t n = 0; n < text.size(); n += 7)
       ParseAndWriteBack(text.substr(0, n), GraphFormat::kText);
   }
@@ -830,7 +824,7 @@ TEST(GraphDef, RandomAndMutatedBytesNeverCrash) {
     ParseAndWriteBack(data, GraphFormat::kBinary);
     ParseAndWriteBack(data, GraphFormat::kText);
   }
-  const std::string valid = ReadBytes(FixturePath("constants.pb"));
+  const std::string valid = ReadFileBytes(GraphFixture("constants.pb"));
   for (int iter = 0; iter < 3000; ++iter) {
     std::string data = valid;
     for (int k = 0; k < 1 + iter % 4; ++k) data[rng() % data.size()] = static_cast<char>(byte(rng));

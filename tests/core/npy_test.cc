@@ -14,20 +14,14 @@
 namespace cfx {
 namespace {
 
+using test::ReadFileBytes;
+
 using test::MakeScalar;
 using test::MakeTensor;
 using test::Values;
 
-std::string FixturePath(const std::string& name) {
+std::string NpyFixture(const std::string& name) {
   return std::string(CONFLUX_SOURCE_DIR) + "/tests/fixtures/npy/" + name;
-}
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.is_open()) << path;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 std::string Hex(const Tensor& t) {
@@ -53,7 +47,7 @@ struct Expected {
 };
 
 std::vector<Expected> ExpectedFixtures() {
-  std::ifstream in(FixturePath("expected.txt"));
+  std::ifstream in(NpyFixture("expected.txt"));
   EXPECT_TRUE(in.is_open());
   std::vector<Expected> out;
   Expected e;
@@ -88,7 +82,7 @@ TEST(NpyTest, ReadsEveryFileNumpyWrote) {
   ASSERT_GE(fixtures.size(), 25u);
   for (const Expected& e : fixtures) {
     SCOPED_TRACE(e.name);
-    StatusOr<Tensor> t = ReadNpy(FixturePath(e.name + ".npy"));
+    StatusOr<Tensor> t = ReadNpy(NpyFixture(e.name + ".npy"));
     ASSERT_OK(t.status());
     EXPECT_EQ(DataTypeString(t->dtype()), e.dtype);
     EXPECT_EQ(Dims(*t), e.dims);
@@ -97,7 +91,7 @@ TEST(NpyTest, ReadsEveryFileNumpyWrote) {
 }
 
 TEST(NpyTest, ValuesOfNumpyFiles) {
-  Tensor f = ReadNpy(FixturePath("float32.npy")).value();
+  Tensor f = ReadNpy(NpyFixture("float32.npy")).value();
   ASSERT_EQ(f.shape(), TensorShape({2, 3}));
   EXPECT_EQ(f.at<float>(0), 0.5f);
   EXPECT_EQ(f.at<float>(1), -1.25f);
@@ -106,29 +100,29 @@ TEST(NpyTest, ValuesOfNumpyFiles) {
   EXPECT_TRUE(std::signbit(f.at<float>(4)));
   EXPECT_FLOAT_EQ(f.at<float>(5), 1.0f / 3);
 
-  Tensor be = ReadNpy(FixturePath("be_int32.npy")).value();
+  Tensor be = ReadNpy(NpyFixture("be_int32.npy")).value();
   EXPECT_EQ(Values<int32_t>(be), (std::vector<int32_t>{1, -2, 0x01020304}));
-  Tensor be64 = ReadNpy(FixturePath("be_float64.npy")).value();
+  Tensor be64 = ReadNpy(NpyFixture("be_float64.npy")).value();
   EXPECT_EQ(be64.at<double>(0), 3.141592653589793);
   EXPECT_EQ(be64.at<double>(1), -1e300);
-  Tensor bec = ReadNpy(FixturePath("be_complex64.npy")).value();
+  Tensor bec = ReadNpy(NpyFixture("be_complex64.npy")).value();
   EXPECT_EQ(bec.at<std::complex<float>>(0), std::complex<float>(1, 2));
   EXPECT_EQ(bec.at<std::complex<float>>(1), std::complex<float>(0, -3.5f));
-  Tensor half = ReadNpy(FixturePath("be_float16.npy")).value();
+  Tensor half = ReadNpy(NpyFixture("be_float16.npy")).value();
   EXPECT_EQ(half.at<uint16_t>(0), 0x3e00);  // 1.5
   EXPECT_EQ(half.at<uint16_t>(1), 0xc000);  // -2
 
-  Tensor scalar = ReadNpy(FixturePath("scalar_float64.npy")).value();
+  Tensor scalar = ReadNpy(NpyFixture("scalar_float64.npy")).value();
   EXPECT_EQ(scalar.rank(), 0);
   EXPECT_EQ(scalar.at<double>(0), 2.75);
-  Tensor b = ReadNpy(FixturePath("bool.npy")).value();
+  Tensor b = ReadNpy(NpyFixture("bool.npy")).value();
   EXPECT_EQ(Values<bool>(b), (std::vector<bool>{true, false, true, true, false}));
-  Tensor empty = ReadNpy(FixturePath("empty_2x0x4_int64.npy")).value();
+  Tensor empty = ReadNpy(NpyFixture("empty_2x0x4_int64.npy")).value();
   EXPECT_EQ(empty.shape(), TensorShape({2, 0, 4}));
   EXPECT_EQ(empty.num_elements(), 0);
-  Tensor v2 = ReadNpy(FixturePath("v2_float32.npy")).value();
+  Tensor v2 = ReadNpy(NpyFixture("v2_float32.npy")).value();
   EXPECT_EQ(Values<float>(v2), (std::vector<float>{0, 0.25, 0.5, 0.75, 1, 1.25}));
-  Tensor v3 = ReadNpy(FixturePath("v3_int32.npy")).value();
+  Tensor v3 = ReadNpy(NpyFixture("v3_int32.npy")).value();
   EXPECT_EQ(Values<int32_t>(v3), (std::vector<int32_t>{-7, 8, 9}));
 }
 
@@ -139,7 +133,7 @@ TEST(NpyTest, WritesWhatNumpyWrites) {
     if (e.name.starts_with("be_") || e.name.starts_with("v2_") || e.name.starts_with("v3_"))
       continue;
     SCOPED_TRACE(e.name);
-    std::string numpy = ReadBytes(FixturePath(e.name + ".npy"));
+    std::string numpy = ReadFileBytes(NpyFixture(e.name + ".npy"));
     StatusOr<Tensor> t = ParseNpy(numpy);
     ASSERT_OK(t.status());
     StatusOr<std::string> ours = SerializeNpy(*t);
@@ -186,7 +180,7 @@ TEST(NpyTest, FileRoundTripOfEveryDtype) {
     ASSERT_OK(back.status());
     EXPECT_TRUE(back->Equals(t)) << back->DebugString();
     // numpy requires the payload to start on a 64-byte boundary.
-    std::string bytes = ReadBytes(path);
+    std::string bytes = ReadFileBytes(path);
     EXPECT_EQ((bytes.size() - t.TotalBytes()) % 64, 0u);
     EXPECT_EQ(bytes[bytes.size() - t.TotalBytes() - 1], '\n');
   }
@@ -257,17 +251,17 @@ TEST(NpyTest, UnsupportedDescr) {
         "unsupported descr");
   }
   for (const char* file : {"unicode_str.npy", "structured.npy"}) {
-    StatusOr<Tensor> t = ReadNpy(FixturePath(file));
+    StatusOr<Tensor> t = ReadNpy(NpyFixture(file));
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
-    EXPECT_NE(t.status().message().find(FixturePath(file) + ": unsupported descr"),
+    EXPECT_NE(t.status().message().find(NpyFixture(file) + ": unsupported descr"),
               std::string::npos)
         << t.status();
   }
 }
 
 TEST(NpyTest, FortranOrderIsUnimplemented) {
-  StatusOr<Tensor> t = ReadNpy(FixturePath("fortran_order.npy"));
+  StatusOr<Tensor> t = ReadNpy(NpyFixture("fortran_order.npy"));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), Code::kUnimplemented);
   EXPECT_NE(t.status().message().find("fortran_order.npy: fortran_order True"), std::string::npos)
@@ -275,7 +269,7 @@ TEST(NpyTest, FortranOrderIsUnimplemented) {
 }
 
 TEST(NpyTest, PayloadSizeMismatch) {
-  std::string good = ReadBytes(FixturePath("int32.npy"));
+  std::string good = ReadFileBytes(NpyFixture("int32.npy"));
   ASSERT_TRUE(ParseNpy(good).ok());
   ExpectInvalid(good.substr(0, good.size() - 1),
                 "payload size mismatch: 23 bytes of data, "

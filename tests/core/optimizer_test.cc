@@ -17,28 +17,22 @@
 namespace cfx {
 namespace {
 
+using test::FindNode;
+
+using test::NodeOf;
+
 using test::MakeTensor;
 using test::TestRuntime;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-NodeDef Op(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-           AttrMap attrs = {}) {
-  NodeDef n;
-  n.name = name;
-  n.op = op;
-  n.input = std::move(inputs);
-  n.attr = std::move(attrs);
-  return n;
-}
-
 NodeDef F(const std::string& name, const std::string& op, std::vector<std::string> inputs) {
-  return Op(name, op, std::move(inputs), {{"T", AttrValue::Type(DT_FLOAT)}});
+  return NodeOf(name, op, std::move(inputs), {{"T", AttrValue::Type(DT_FLOAT)}});
 }
 
 NodeDef ConstNode(const std::string& name, const Tensor& t) {
-  return Op(name, "Const", {},
-            {{"dtype", AttrValue::Type(t.dtype())}, {"value", AttrValue::TensorValue(t)}});
+  return NodeOf(name, "Const", {},
+                {{"dtype", AttrValue::Type(t.dtype())}, {"value", AttrValue::TensorValue(t)}});
 }
 
 NodeDef FloatConst(const std::string& name, std::vector<float> v) {
@@ -46,19 +40,13 @@ NodeDef FloatConst(const std::string& name, std::vector<float> v) {
 }
 
 NodeDef PlaceholderNode(const std::string& name) {
-  return Op(name, "Placeholder", {}, {{"dtype", AttrValue::Type(DT_FLOAT)}});
+  return NodeOf(name, "Placeholder", {}, {{"dtype", AttrValue::Type(DT_FLOAT)}});
 }
 
 GraphDef Def(std::vector<NodeDef> nodes) {
   GraphDef g;
   g.node = std::move(nodes);
   return g;
-}
-
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node)
-    if (n.name == name) return &n;
-  return nullptr;
 }
 
 std::vector<Tensor> Eval(const GraphDef& def, const std::vector<std::string>& fetches,
@@ -109,8 +97,8 @@ TEST(OptimizerCse, MergesIdenticalNodes) {
   EXPECT_EQ(stats.nodes_after, 3);
   EXPECT_EQ(stats.cse_removed, 1);
   EXPECT_EQ(stats.folded, 0);
-  EXPECT_EQ(Find(out, "b"), nullptr);
-  EXPECT_THAT(Find(out, "c")->input, ElementsAre("a", "a"));
+  EXPECT_EQ(FindNode(out, "b"), nullptr);
+  EXPECT_THAT(FindNode(out, "c")->input, ElementsAre("a", "a"));
   // 2 * x^2, computed independently.
   std::vector<Tensor> r = Eval(out, {"c:0"}, {{"x:0", test::MakeVector<float>({1, -2, 3})}});
   ASSERT_EQ(r.size(), 1u);
@@ -126,7 +114,7 @@ TEST(OptimizerCse, CascadesThroughConsumersInOnePass) {
                                     {{"x:0", test::MakeVector<float>({0.5f, 2})}});
   EXPECT_EQ(stats.cse_removed, 3);
   EXPECT_EQ(stats.nodes_after, 5);
-  EXPECT_THAT(Find(out, "out")->input, ElementsAre("t1", "t1"));
+  EXPECT_THAT(FindNode(out, "out")->input, ElementsAre("t1", "t1"));
 }
 
 TEST(OptimizerCse, MergesEqualConstants) {
@@ -135,24 +123,25 @@ TEST(OptimizerCse, MergesEqualConstants) {
   GraphOptimizerStats stats;
   GraphDef out = OptimizeAndCompare(def, CseOnly(), {"t"}, {"t:0"}, &stats);
   EXPECT_EQ(stats.cse_removed, 1);
-  EXPECT_EQ(Find(out, "c2"), nullptr);
-  EXPECT_NE(Find(out, "c3"), nullptr);  // a different value
+  EXPECT_EQ(FindNode(out, "c2"), nullptr);
+  EXPECT_NE(FindNode(out, "c3"), nullptr);  // a different value
 }
 
 TEST(OptimizerCse, KeepsNodesThatDifferInAttrsDeviceOrControlInputs) {
   NodeDef on_cpu1 = F("d", "Square", {"x"});
   on_cpu1.device = "/device:CPU:1";
   GraphDef def = Def({
-      PlaceholderNode("x"), Op("n1", "NoOp", {}), Op("n2", "NoOp", {}), F("a", "Square", {"x"}),
+      PlaceholderNode("x"), NodeOf("n1", "NoOp", {}), NodeOf("n2", "NoOp", {}),
+      F("a", "Square", {"x"}),
       on_cpu1,                                // another device
       F("b", "Square", {"x", "^n1"}),         // other control inputs
       F("c", "Square", {"x", "^n1", "^n2"}),  // same set as e, other order
       F("e", "Square", {"x", "^n2", "^n1"}),  //
-      Op("i", "Cast", {"x"},
-         {{"SrcT", AttrValue::Type(DT_FLOAT)}, {"DstT", AttrValue::Type(DT_INT32)}}),
-      Op("j", "Cast", {"x"},
-         {{"SrcT", AttrValue::Type(DT_FLOAT)},
-          {"DstT", AttrValue::Type(DT_DOUBLE)}}),  // other attrs
+      NodeOf("i", "Cast", {"x"},
+             {{"SrcT", AttrValue::Type(DT_FLOAT)}, {"DstT", AttrValue::Type(DT_INT32)}}),
+      NodeOf("j", "Cast", {"x"},
+             {{"SrcT", AttrValue::Type(DT_FLOAT)},
+              {"DstT", AttrValue::Type(DT_DOUBLE)}}),  // other attrs
   });
   // n1 and n2 are kept apart (two identical NoOps would merge, and b with them).
   std::set<std::string> keep = {"x", "n1", "n2"};
@@ -161,9 +150,9 @@ TEST(OptimizerCse, KeepsNodesThatDifferInAttrsDeviceOrControlInputs) {
   ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), keep, &out, &stats));
   // Only e merges (into c); e had no consumers, so nothing else changes.
   EXPECT_EQ(stats.cse_removed, 1);
-  EXPECT_EQ(Find(out, "e"), nullptr);
+  EXPECT_EQ(FindNode(out, "e"), nullptr);
   for (const char* name : {"x", "n1", "n2", "a", "d", "b", "c", "i", "j"})
-    EXPECT_NE(Find(out, name), nullptr) << name;
+    EXPECT_NE(FindNode(out, name), nullptr) << name;
 }
 
 TEST(OptimizerCse, RewiresControlInputsToTheSurvivor) {
@@ -172,8 +161,8 @@ TEST(OptimizerCse, RewiresControlInputsToTheSurvivor) {
   GraphOptimizerStats stats;
   GraphDef out = def;
   ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), {"x", "y"}, &out, &stats));
-  EXPECT_EQ(Find(out, "b"), nullptr);
-  EXPECT_THAT(Find(out, "y")->input, ElementsAre("x", "^a"));
+  EXPECT_EQ(FindNode(out, "b"), nullptr);
+  EXPECT_THAT(FindNode(out, "y")->input, ElementsAre("x", "^a"));
 }
 
 TEST(OptimizerCse, LeavesKeptNodesAlone) {
@@ -195,8 +184,8 @@ TEST(OptimizerCse, LeavesKeptNodesAlone) {
 TEST(OptimizerFolding, MultiplyByScalarOneBecomesIdentity) {
   NodeDef one = ConstNode("one", Tensor::Scalar<float>(DT_FLOAT, 1.0f));
   one.input = {"^gate"};
-  NodeDef gate = Op("gate", "NoOp", {});
-  GraphDef def = Def({PlaceholderNode("x"), gate, one, Op("later", "NoOp", {}),
+  NodeDef gate = NodeOf("gate", "NoOp", {});
+  GraphDef def = Def({PlaceholderNode("x"), gate, one, NodeOf("later", "NoOp", {}),
                       F("left", "Mul", {"one", "x", "^later"}), F("right", "Mul", {"x", "one"}),
                       F("out", "AddV2", {"left", "right"})});
   GraphOptimizerStats stats;
@@ -208,40 +197,41 @@ TEST(OptimizerFolding, MultiplyByScalarOneBecomesIdentity) {
   GraphDef out = OptimizeAndCompare(def, keep_identities, {"x", "out"},
                                     {"left:0", "right:0", "out:0"}, &stats, feeds);
   EXPECT_EQ(stats.simplified, 2);
-  EXPECT_EQ(Find(out, "one"), nullptr) << "no reader is left";
-  const NodeDef* left = Find(out, "left");
+  EXPECT_EQ(FindNode(out, "one"), nullptr) << "no reader is left";
+  const NodeDef* left = FindNode(out, "left");
   ASSERT_NE(left, nullptr);
   EXPECT_EQ(left->op, "Identity");
   EXPECT_THAT(left->input, ElementsAre("x", "^later", "^gate"));
-  EXPECT_EQ(Find(out, "right")->op, "Identity");
-  EXPECT_THAT(Find(out, "right")->input, ElementsAre("x", "^gate"));
+  EXPECT_EQ(FindNode(out, "right")->op, "Identity");
+  EXPECT_THAT(FindNode(out, "right")->input, ElementsAre("x", "^gate"));
 
   for (const Tensor& other : {test::MakeVector<float>({1.0f}), Tensor::Scalar<float>(DT_FLOAT, 2.0f),
                               Tensor::Scalar<int8_t>(DT_INT8, 1)}) {
     SCOPED_TRACE(other.DebugString());
     const AttrValue dtype = AttrValue::Type(other.dtype());
-    GraphDef kept = Def({Op("x", "Placeholder", {}, {{"dtype", dtype}}), ConstNode("one", other),
-                         Op("m", "Mul", {"x", "one"}, {{"T", dtype}})});
+    GraphDef kept =
+        Def({NodeOf("x", "Placeholder", {}, {{"dtype", dtype}}), ConstNode("one", other),
+             NodeOf("m", "Mul", {"x", "one"}, {{"T", dtype}})});
     GraphDef optimized = kept;
     ASSERT_OK(OptimizeGraph(TestRuntime(), FoldingOnly(), {"x", "m"}, &optimized, &stats));
     EXPECT_EQ(stats.simplified, 0);
-    EXPECT_EQ(Find(optimized, "m")->op, "Mul");
+    EXPECT_EQ(FindNode(optimized, "m")->op, "Mul");
   }
   GraphDef fed = Def({PlaceholderNode("x"), ConstNode("one", Tensor::Scalar<float>(DT_FLOAT, 1.0f)),
                       F("m", "Mul", {"x", "one"})});
   ASSERT_OK(OptimizeGraph(TestRuntime(), FoldingOnly(), {"x", "m", "one"}, &fed, &stats));
-  EXPECT_EQ(Find(fed, "m")->op, "Mul") << "a kept Const may be fed another value";
+  EXPECT_EQ(FindNode(fed, "m")->op, "Mul") << "a kept Const may be fed another value";
 }
 
 // Identities that nothing orders on go, their readers reading their inputs and waiting for
 // their control inputs; kept ones, those others wait for, those asking for another device and
 // those with control inputs before a control-flow op stay.
 TEST(OptimizerIdentities, ForwardsIdentitiesNothingOrdersOn) {
-  GraphDef def = Def({PlaceholderNode("x"), Op("c", "NoOp", {}), F("a", "Identity", {"x"}),
-                      F("b", "Identity", {"a", "^c"}), F("out", "Neg", {"b"}),
-                      F("kept", "Identity", {"x"}), F("waited", "Identity", {"x"}),
-                      Op("after", "NoOp", {"^waited"}), F("elsewhere", "Identity", {"x"}),
-                      F("sum", "AddN", {"waited", "elsewhere"})});
+  GraphDef def =
+      Def({PlaceholderNode("x"), NodeOf("c", "NoOp", {}), F("a", "Identity", {"x"}),
+           F("b", "Identity", {"a", "^c"}), F("out", "Neg", {"b"}), F("kept", "Identity", {"x"}),
+           F("waited", "Identity", {"x"}), NodeOf("after", "NoOp", {"^waited"}),
+           F("elsewhere", "Identity", {"x"}), F("sum", "AddN", {"waited", "elsewhere"})});
   def.node.back().attr["N"] = AttrValue::Int(2);
   def.node[8].device = "/device:CPU:1";
   GraphOptimizerStats stats;
@@ -249,32 +239,33 @@ TEST(OptimizerIdentities, ForwardsIdentitiesNothingOrdersOn) {
                                     {"out:0", "kept:0", "sum:0"}, &stats,
                                     {{"x:0", test::MakeVector<float>({1, -2})}});
   EXPECT_EQ(stats.identities_forwarded, 2);
-  EXPECT_EQ(Find(out, "a"), nullptr);
-  EXPECT_EQ(Find(out, "b"), nullptr);
-  EXPECT_THAT(Find(out, "out")->input, ElementsAre("x", "^c"));
-  for (const char* stays : {"kept", "waited", "elsewhere"}) EXPECT_NE(Find(out, stays), nullptr);
+  EXPECT_EQ(FindNode(out, "a"), nullptr);
+  EXPECT_EQ(FindNode(out, "b"), nullptr);
+  EXPECT_THAT(FindNode(out, "out")->input, ElementsAre("x", "^c"));
+  for (const char* stays : {"kept", "waited", "elsewhere"})
+    EXPECT_NE(FindNode(out, stays), nullptr);
 
   // An Identity with a control input before a Merge keeps it (a Merge's inputs are not all
   // waited for); without one it goes there too.
-  GraphDef merge = Def({PlaceholderNode("x"), PlaceholderNode("y"), Op("c", "NoOp", {}),
+  GraphDef merge = Def({PlaceholderNode("x"), PlaceholderNode("y"), NodeOf("c", "NoOp", {}),
                         F("guarded", "Identity", {"x", "^c"}), F("plain", "Identity", {"y"}),
-                        Op("m", "Merge", {"guarded", "plain"},
-                           {{"T", AttrValue::Type(DT_FLOAT)}, {"N", AttrValue::Int(2)}})});
+                        NodeOf("m", "Merge", {"guarded", "plain"},
+                               {{"T", AttrValue::Type(DT_FLOAT)}, {"N", AttrValue::Int(2)}})});
   GraphDef merged = merge;
   ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), {"x", "y", "m"}, &merged, &stats));
   EXPECT_EQ(stats.identities_forwarded, 1);
-  EXPECT_NE(Find(merged, "guarded"), nullptr);
-  EXPECT_THAT(Find(merged, "m")->input, ElementsAre("guarded", "y"));
+  EXPECT_NE(FindNode(merged, "guarded"), nullptr);
+  EXPECT_THAT(FindNode(merged, "m")->input, ElementsAre("guarded", "y"));
 
   // An Identity of a variable reads it when it runs, after its control inputs: it stays.
-  GraphDef variable = Def({Op("v", "VariableV2", {},
-                              {{"dtype", AttrValue::Type(DT_FLOAT)},
-                               {"shape", AttrValue::Shape(PartialTensorShape({}))}}),
-                           Op("c", "NoOp", {}), F("read", "Identity", {"v", "^c"}),
-                           F("out", "Neg", {"read"})});
+  GraphDef variable =
+      Def({NodeOf("v", "VariableV2", {},
+                  {{"dtype", AttrValue::Type(DT_FLOAT)},
+                   {"shape", AttrValue::Shape(PartialTensorShape({}))}}),
+           NodeOf("c", "NoOp", {}), F("read", "Identity", {"v", "^c"}), F("out", "Neg", {"read"})});
   ASSERT_OK(OptimizeGraph(TestRuntime(), CseOnly(), {"out"}, &variable, &stats));
   EXPECT_EQ(stats.identities_forwarded, 0);
-  EXPECT_THAT(Find(variable, "out")->input, ElementsAre("read"));
+  EXPECT_THAT(FindNode(variable, "out")->input, ElementsAre("read"));
 }
 
 TEST(OptimizerFolding, FoldsConstantSubgraphs) {
@@ -287,20 +278,20 @@ TEST(OptimizerFolding, FoldsConstantSubgraphs) {
   EXPECT_EQ(stats.folded, 2);
   EXPECT_EQ(stats.nodes_before, 6);
   EXPECT_EQ(stats.nodes_after, 3);  // m (now a Const), p, out
-  const NodeDef* m = Find(out, "m");
+  const NodeDef* m = FindNode(out, "m");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->op, "Const");
   EXPECT_TRUE(m->input.empty());
   // (x + y) * x, computed here.
   test::ExpectTensorEqual(test::MakeVector<float>({5, 14, 27}), m->attr.at("value").tensor);
-  EXPECT_EQ(Find(out, "x"), nullptr);
-  EXPECT_EQ(Find(out, "s"), nullptr);
+  EXPECT_EQ(FindNode(out, "x"), nullptr);
+  EXPECT_EQ(FindNode(out, "s"), nullptr);
   // The result serializes like any Const.
   auto round_trip =
       ParseGraphDef(SerializeGraphDef(out, GraphFormat::kBinary), GraphFormat::kBinary);
   ASSERT_OK(round_trip.status());
   test::ExpectTensorEqual(m->attr.at("value").tensor,
-                          Find(*round_trip, "m")->attr.at("value").tensor);
+                          FindNode(*round_trip, "m")->attr.at("value").tensor);
 }
 
 // A node that asks for a device is folded on that device: its output buffer comes from that
@@ -317,12 +308,12 @@ TEST(OptimizerFolding, FoldsOnTheRequestedDevice) {
   ASSERT_OK(OptimizeGraph(rt, FoldingOnly(), {}, &def, &stats));
   EXPECT_EQ(stats.folded, 1);
   EXPECT_GT(cpu1->allocator()->stats().num_allocs, before);
-  EXPECT_EQ(Find(def, "s")->op, "Const");
-  EXPECT_EQ(Find(def, "s")->device, "/device:CPU:1");
+  EXPECT_EQ(FindNode(def, "s")->op, "Const");
+  EXPECT_EQ(FindNode(def, "s")->device, "/device:CPU:1");
 }
 
 TEST(OptimizerFolding, CarriesControlDependencies) {
-  GraphDef def = Def({Op("n1", "NoOp", {}), Op("n2", "NoOp", {}),
+  GraphDef def = Def({NodeOf("n1", "NoOp", {}), NodeOf("n2", "NoOp", {}),
                       ConstNode("c", MakeTensor<float>(TensorShape({2}), {1, 2})),
                       [] {
                         NodeDef d = FloatConst("d", {3, 4});
@@ -332,51 +323,51 @@ TEST(OptimizerFolding, CarriesControlDependencies) {
                       F("s", "AddV2", {"c", "d", "^n1"}), F("out", "Neg", {"s"})});
   GraphOptimizerStats stats;
   GraphDef out = OptimizeAndCompare(def, FoldingOnly(), {"n1", "n2", "out"}, {"out:0"}, &stats);
-  const NodeDef* s = Find(out, "s");
+  const NodeDef* s = FindNode(out, "s");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->op, "Const");
   EXPECT_THAT(s->input, UnorderedElementsAre("^n1", "^n2"));
-  const NodeDef* o = Find(out, "out");  // kept: still a Neg, reading the folded Const
+  const NodeDef* o = FindNode(out, "out");  // kept: still a Neg, reading the folded Const
   ASSERT_NE(o, nullptr);
   EXPECT_EQ(o->op, "Neg");
   EXPECT_EQ(stats.folded, 1);
 }
 
 TEST(OptimizerFolding, FoldsOnlyTheUsedOutputsOfAMultiOutputNode) {
-  GraphDef def =
-      Def({ConstNode("c", MakeTensor<float>(TensorShape({3, 2}), {1, 2, 3, 4, 5, 6})),
-           Op("u", "Unpack", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}, {"num", AttrValue::Int(3)}}),
-           PlaceholderNode("p"), F("a", "AddV2", {"u", "p"}), F("b", "AddV2", {"u:2", "p"})});
+  GraphDef def = Def(
+      {ConstNode("c", MakeTensor<float>(TensorShape({3, 2}), {1, 2, 3, 4, 5, 6})),
+       NodeOf("u", "Unpack", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}, {"num", AttrValue::Int(3)}}),
+       PlaceholderNode("p"), F("a", "AddV2", {"u", "p"}), F("b", "AddV2", {"u:2", "p"})});
   GraphOptimizerStats stats;
   std::map<std::string, Tensor> feeds = {{"p:0", test::MakeVector<float>({10, 20})}};
   GraphDef out =
       OptimizeAndCompare(def, FoldingOnly(), {"p", "a", "b"}, {"a:0", "b:0"}, &stats, feeds);
   EXPECT_EQ(stats.folded, 1);
-  ASSERT_NE(Find(out, "u/_folded_0"), nullptr);
-  ASSERT_NE(Find(out, "u/_folded_2"), nullptr);
-  EXPECT_EQ(Find(out, "u/_folded_1"), nullptr);
-  EXPECT_EQ(Find(out, "u"), nullptr);
-  EXPECT_EQ(Find(out, "c"), nullptr);
-  EXPECT_THAT(Find(out, "b")->input, ElementsAre("u/_folded_2", "p"));
+  ASSERT_NE(FindNode(out, "u/_folded_0"), nullptr);
+  ASSERT_NE(FindNode(out, "u/_folded_2"), nullptr);
+  EXPECT_EQ(FindNode(out, "u/_folded_1"), nullptr);
+  EXPECT_EQ(FindNode(out, "u"), nullptr);
+  EXPECT_EQ(FindNode(out, "c"), nullptr);
+  EXPECT_THAT(FindNode(out, "b")->input, ElementsAre("u/_folded_2", "p"));
   test::ExpectTensorEqual(test::MakeVector<float>({5, 6}),
-                          Find(out, "u/_folded_2")->attr.at("value").tensor);
+                          FindNode(out, "u/_folded_2")->attr.at("value").tensor);
 }
 
 // A folded output equal to a Const already in the graph is merged into it by CSE: its consumers
 // must read that Const, not the folded one that no longer exists.
 TEST(OptimizerFolding, FoldedOutputMergedByCseIsReadFromTheSurvivor) {
-  GraphDef def =
-      Def({ConstNode("c", MakeTensor<float>(TensorShape({3, 2}), {1, 2, 3, 4, 5, 6})),
-           FloatConst("same", {3, 4}),
-           Op("u", "Unpack", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}, {"num", AttrValue::Int(3)}}),
-           PlaceholderNode("p"), F("a", "AddV2", {"u:1", "p"}), F("b", "AddV2", {"same", "p"})});
+  GraphDef def = Def(
+      {ConstNode("c", MakeTensor<float>(TensorShape({3, 2}), {1, 2, 3, 4, 5, 6})),
+       FloatConst("same", {3, 4}),
+       NodeOf("u", "Unpack", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}, {"num", AttrValue::Int(3)}}),
+       PlaceholderNode("p"), F("a", "AddV2", {"u:1", "p"}), F("b", "AddV2", {"same", "p"})});
   GraphOptimizerStats stats;
   std::map<std::string, Tensor> feeds = {{"p:0", test::MakeVector<float>({10, 20})}};
   GraphDef out = OptimizeAndCompare(def, GraphOptimizerOptions(), {"p", "a", "b"}, {"a:0", "b:0"},
                                     &stats, feeds);
   EXPECT_EQ(stats.folded, 1);
-  EXPECT_EQ(Find(out, "u/_folded_1"), nullptr);
-  EXPECT_THAT(Find(out, "a")->input, ElementsAre("same", "p"));
+  EXPECT_EQ(FindNode(out, "u/_folded_1"), nullptr);
+  EXPECT_THAT(FindNode(out, "a")->input, ElementsAre("same", "p"));
 }
 
 TEST(OptimizerFolding, LeavesKeptAndFedNodesAlone) {
@@ -398,22 +389,22 @@ TEST(OptimizerFolding, SkipsLargeOutputsAndFailingNodes) {
   GraphDef def =
       Def({ConstNode("dims", test::MakeVector<int32_t>({1000})),
            ConstNode("v", MakeTensor<float>(TensorShape(), {1})),
-           Op("fill", "Fill", {"dims", "v"},
-              {{"T", AttrValue::Type(DT_FLOAT)}, {"index_type", AttrValue::Type(DT_INT32)}}),
+           NodeOf("fill", "Fill", {"dims", "v"},
+                  {{"T", AttrValue::Type(DT_FLOAT)}, {"index_type", AttrValue::Type(DT_INT32)}}),
            F("big", "Neg", {"fill"}),
            // Reshaping 2 elements to 3 fails when it runs.
            FloatConst("two", {1, 2}), ConstNode("shape", test::MakeVector<int32_t>({3})),
-           Op("bad", "Reshape", {"two", "shape"},
-              {{"T", AttrValue::Type(DT_FLOAT)}, {"Tshape", AttrValue::Type(DT_INT32)}}),
+           NodeOf("bad", "Reshape", {"two", "shape"},
+                  {{"T", AttrValue::Type(DT_FLOAT)}, {"Tshape", AttrValue::Type(DT_INT32)}}),
            F("small", "Neg", {"v"})});
   GraphOptimizerOptions options = FoldingOnly();
   options.max_constant_bytes = 100;  // the Fill makes 4000 bytes
   GraphOptimizerStats stats;
   GraphDef out = def;
   ASSERT_OK(OptimizeGraph(TestRuntime(), options, {"big", "bad", "small"}, &out, &stats));
-  EXPECT_EQ(Find(out, "fill")->op, "Fill");
-  EXPECT_EQ(Find(out, "bad")->op, "Reshape");
-  EXPECT_EQ(Find(out, "small")->op, "Neg");  // kept: fetched
+  EXPECT_EQ(FindNode(out, "fill")->op, "Fill");
+  EXPECT_EQ(FindNode(out, "bad")->op, "Reshape");
+  EXPECT_EQ(FindNode(out, "small")->op, "Neg");  // kept: fetched
   EXPECT_EQ(stats.folded, 0);
 }
 
@@ -439,8 +430,9 @@ TEST(Optimizer, LeavesStatefulOpsAlone) {
     return true;
   }();
   ASSERT_TRUE(registered);
-  GraphDef def = Def({FloatConst("c", {1}), Op("s1", "TestOptimizerStateful", {"c"}),
-                      Op("s2", "TestOptimizerStateful", {"c"}), F("out", "AddV2", {"s1", "s2"})});
+  GraphDef def =
+      Def({FloatConst("c", {1}), NodeOf("s1", "TestOptimizerStateful", {"c"}),
+           NodeOf("s2", "TestOptimizerStateful", {"c"}), F("out", "AddV2", {"s1", "s2"})});
   GraphOptimizerStats stats;
   GraphDef out = def;
   ASSERT_OK(OptimizeGraph(TestRuntime(), GraphOptimizerOptions(), {"out"}, &out, &stats));
@@ -461,8 +453,8 @@ TEST(Optimizer, CseAndFoldingTogether) {
   EXPECT_EQ(stats.nodes_before, 8);
   // c, a, b, e2 gone; e1 is a Const; out and out2 differ only by name: both kept.
   EXPECT_EQ(stats.nodes_after, 4);
-  EXPECT_EQ(Find(out, "e1")->op, "Const");
-  EXPECT_THAT(Find(out, "out2")->input, ElementsAre("e1", "p"));
+  EXPECT_EQ(FindNode(out, "e1")->op, "Const");
+  EXPECT_THAT(FindNode(out, "out2")->input, ElementsAre("e1", "p"));
 }
 
 TEST(Optimizer, RandomGraphsKeepTheirResults) {

@@ -16,6 +16,8 @@
 namespace cfx {
 namespace {
 
+using test::NodeOf;
+
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
@@ -65,31 +67,21 @@ std::vector<Device*> Devices() {
 
 Device* Cpu(int i) { return TwoCpuRuntime().FindDevice("CPU:" + std::to_string(i)).value(); }
 
-NodeDef Op(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-           AttrMap attrs = {}, const std::string& device = "") {
-  NodeDef n;
-  n.name = name;
-  n.op = op;
-  n.input = std::move(inputs);
-  n.attr = std::move(attrs);
-  n.device = device;
-  return n;
-}
-
 NodeDef Unary(const std::string& name, const std::string& op, const std::string& input,
               const std::string& device = "") {
-  return Op(name, op, {input}, {{"T", AttrValue::Type(DT_FLOAT)}}, device);
+  return NodeOf(name, op, {input}, {{"T", AttrValue::Type(DT_FLOAT)}}, device);
 }
 
 NodeDef ConstOf(const std::string& name, const TensorShape& shape, const std::string& device = "") {
   Tensor t(DT_FLOAT, shape);
   for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = 1.0f;
-  return Op(name, "Const", {},
-            {{"dtype", AttrValue::Type(DT_FLOAT)}, {"value", AttrValue::TensorValue(t)}}, device);
+  return NodeOf(name, "Const", {},
+                {{"dtype", AttrValue::Type(DT_FLOAT)}, {"value", AttrValue::TensorValue(t)}},
+                device);
 }
 
 NodeDef MatMulOf(const std::string& name, const std::string& a, const std::string& b) {
-  return Op(name, "MatMul", {a, b}, {{"T", AttrValue::Type(DT_FLOAT)}});
+  return NodeOf(name, "MatMul", {a, b}, {{"T", AttrValue::Type(DT_FLOAT)}});
 }
 
 std::unique_ptr<Graph> Build(std::vector<NodeDef> nodes) {
@@ -181,9 +173,9 @@ TEST(Placer, ClassConstraintCarriesAnotherNodesRequest) {
 }
 
 TEST(Placer, ColocatesResourceConsumersWithTheProducer) {
-  auto g = Build({Op("handle", "TestResourceHandle", {}, {}, "/device:CPU:1"),
+  auto g = Build({NodeOf("handle", "TestResourceHandle", {}, {}, "/device:CPU:1"),
                   ConstOf("x", TensorShape({4}), "/device:CPU:0"), Unary("sq", "Square", "x"),
-                  Op("read", "TestResourceRead", {"handle", "^sq"})});
+                  NodeOf("read", "TestResourceRead", {"handle", "^sq"})});
   ASSERT_NE(g, nullptr);
   CostModel costs;
   auto r = Place(*g, costs);
@@ -193,8 +185,8 @@ TEST(Placer, ColocatesResourceConsumersWithTheProducer) {
 }
 
 TEST(Placer, ResourceConsumerRequestMovesTheProducer) {
-  auto g = Build({Op("handle", "TestResourceHandle", {}),
-                  Op("read", "TestResourceRead", {"handle"}, {}, "/device:CPU:1")});
+  auto g = Build({NodeOf("handle", "TestResourceHandle", {}),
+                  NodeOf("read", "TestResourceRead", {"handle"}, {}, "/device:CPU:1")});
   ASSERT_NE(g, nullptr);
   CostModel costs;
   auto r = Place(*g, costs);
@@ -219,8 +211,8 @@ TEST(Placer, ConflictingColocationIsANamedError) {
 }
 
 TEST(Placer, ConflictingResourceColocationIsANamedError) {
-  auto g = Build({Op("handle", "TestResourceHandle", {}, {}, "/device:CPU:0"),
-                  Op("read", "TestResourceRead", {"handle"}, {}, "/device:CPU:1")});
+  auto g = Build({NodeOf("handle", "TestResourceHandle", {}, {}, "/device:CPU:0"),
+                  NodeOf("read", "TestResourceRead", {"handle"}, {}, "/device:CPU:1")});
   ASSERT_NE(g, nullptr);
   CostModel costs;
   auto r = Place(*g, costs);
@@ -244,11 +236,12 @@ TEST(Placer, NodeWithoutAnyKernelIsANamedError) {
 
 TEST(Placer, DtypeWithoutKernelIsANamedError) {
   // MatMul accepts half, but the CPU plugin has no half kernel for it.
-  NodeDef mm = Op("mm", "MatMul", {"x", "x"}, {{"T", AttrValue::Type(DT_HALF)}});
+  NodeDef mm = NodeOf("mm", "MatMul", {"x", "x"}, {{"T", AttrValue::Type(DT_HALF)}});
   Tensor t(DT_HALF, TensorShape({2, 2}));
-  auto g = Build({Op("x", "Const", {},
-                     {{"dtype", AttrValue::Type(DT_HALF)}, {"value", AttrValue::TensorValue(t)}}),
-                  mm});
+  auto g =
+      Build({NodeOf("x", "Const", {},
+                    {{"dtype", AttrValue::Type(DT_HALF)}, {"value", AttrValue::TensorValue(t)}}),
+             mm});
   ASSERT_NE(g, nullptr);
   CostModel costs;
   auto r = Place(*g, costs);
@@ -274,7 +267,7 @@ TEST(Placer, SpreadsIndependentHeavyBranches) {
   auto g = Build({ConstOf("a1", TensorShape({512, 512})), ConstOf("b1", TensorShape({512, 512})),
                   ConstOf("a2", TensorShape({512, 512})), ConstOf("b2", TensorShape({512, 512})),
                   MatMulOf("mm1", "a1", "b1"), MatMulOf("mm2", "a2", "b2"),
-                  Op("sum", "AddV2", {"mm1", "mm2"}, {{"T", AttrValue::Type(DT_FLOAT)}})});
+                  NodeOf("sum", "AddV2", {"mm1", "mm2"}, {{"T", AttrValue::Type(DT_FLOAT)}})});
   ASSERT_NE(g, nullptr);
   CostModel costs;
   auto r = Place(*g, costs);
@@ -402,7 +395,8 @@ TEST(Placer, IsDeterministic) {
         nodes.push_back(MatMulOf(name, pick(), pick()));
         break;
       case 1:
-        nodes.push_back(Op(name, "AddV2", {pick(), pick()}, {{"T", AttrValue::Type(DT_FLOAT)}}));
+        nodes.push_back(
+            NodeOf(name, "AddV2", {pick(), pick()}, {{"T", AttrValue::Type(DT_FLOAT)}}));
         break;
       default:
         nodes.push_back(Unary(name, "Tanh", pick()));

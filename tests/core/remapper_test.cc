@@ -23,12 +23,6 @@ using namespace test;  // NOLINT
 
 const AttrValue kFloat = AttrValue::Type(DT_FLOAT);
 
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node)
-    if (n.name == name) return &n;
-  return nullptr;
-}
-
 bool AlwaysCpu(const NodeDef&, const std::vector<const NodeDef*>&) { return true; }
 
 // x, w (filter), b (bias) and a conv -> bias_add chain; `tail_op` (if any) after it as "act"
@@ -59,9 +53,9 @@ TEST(FuseContractions, ConvBiasAddActivationBecomesOneNode) {
     b.Op("out", "Identity", {"act"}, {{"T", kFloat}});
     GraphDef g = b.graph();
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-    EXPECT_EQ(Find(g, "conv"), nullptr);
-    EXPECT_EQ(Find(g, "bias_add"), nullptr);
-    const NodeDef* fused = Find(g, "act");
+    EXPECT_EQ(FindNode(g, "conv"), nullptr);
+    EXPECT_EQ(FindNode(g, "bias_add"), nullptr);
+    const NodeDef* fused = FindNode(g, "act");
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(fused->op, "_FusedConv2D");
     EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b"}));
@@ -72,7 +66,7 @@ TEST(FuseContractions, ConvBiasAddActivationBecomesOneNode) {
     EXPECT_TRUE(fused->attr.at("_filter_const").b);
     EXPECT_FLOAT_EQ(fused->attr.at("leakyrelu_alpha").f,
                     std::string(activation) == "LeakyRelu" ? 0.3f : 0.2f);
-    EXPECT_EQ(Find(g, "out")->input[0], "act");
+    EXPECT_EQ(FindNode(g, "out")->input[0], "act");
   }
 }
 
@@ -103,8 +97,8 @@ TEST(FuseContractions, ResidualAddAndActivationJoinTheConvolution) {
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu, ShapesOf({{"bias_add", nhwc}, {"shortcut", nhwc}})),
               2)
         << "conv + bias_add, then the residual add";
-    EXPECT_EQ(Find(g, "bias_add"), nullptr);
-    const NodeDef* fused = Find(g, last);
+    EXPECT_EQ(FindNode(g, "bias_add"), nullptr);
+    const NodeDef* fused = FindNode(g, last);
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(fused->op, "_FusedConv2D");
     EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b", "shortcut", "^ctl"}));
@@ -127,7 +121,7 @@ TEST(FuseContractions, ResidualAddAndActivationJoinTheConvolution) {
     b.Op("add", "AddV2", {"bias_add", "shortcut"}, {{"T", kFloat}});
     GraphDef g = b.graph();
     EXPECT_EQ(FuseContractions(&g, {}, AlwaysCpu, ShapesOf({{"bias_add", a}, {"shortcut", c}})), 1);
-    EXPECT_EQ(Find(g, "add")->op, "AddV2");
+    EXPECT_EQ(FindNode(g, "add")->op, "AddV2");
   }
   GraphBuilder b = ConvChain("");
   b.Placeholder("shortcut", DT_FLOAT);
@@ -137,7 +131,7 @@ TEST(FuseContractions, ResidualAddAndActivationJoinTheConvolution) {
                              ShapesOf({{"bias_add", nhwc}, {"shortcut", nhwc}})),
             1)
       << "conv + bias_add only: bias_add is kept";
-  EXPECT_EQ(Find(g, "add")->op, "AddV2");
+  EXPECT_EQ(FindNode(g, "add")->op, "AddV2");
 }
 
 TEST(FuseContractions, MatMulBiasAddWithAndWithoutActivation) {
@@ -154,7 +148,7 @@ TEST(FuseContractions, MatMulBiasAddWithAndWithoutActivation) {
   b.Op("tanh", "Tanh", {"bias_add2"}, {{"T", kFloat}});
   GraphDef g = b.graph();
   ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2);
-  const NodeDef* first = Find(g, "bias_add");
+  const NodeDef* first = FindNode(g, "bias_add");
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->op, "_FusedMatMul");
   EXPECT_EQ(first->input, (std::vector<std::string>{"a", "m", "b", "^ctl"}));
@@ -163,8 +157,8 @@ TEST(FuseContractions, MatMulBiasAddWithAndWithoutActivation) {
   EXPECT_EQ(first->attr.count("grad_a"), 0u);  // not an attr of _FusedMatMul
   EXPECT_EQ(first->attr.count("TArgs"), 0u);
   // Tanh is not fused: MatMul + BiasAdd is, and Tanh reads it.
-  EXPECT_EQ(Find(g, "bias_add2")->op, "_FusedMatMul");
-  EXPECT_EQ(Find(g, "tanh")->input[0], "bias_add2");
+  EXPECT_EQ(FindNode(g, "bias_add2")->op, "_FusedMatMul");
+  EXPECT_EQ(FindNode(g, "tanh")->input[0], "bias_add2");
   EXPECT_EQ(g.node.size(), 7u);
 }
 
@@ -209,11 +203,11 @@ TEST(FuseContractions, LeavesPatternsWithOtherReadersAlone) {
     EXPECT_EQ(FuseContractions(&g, c.keep, AlwaysCpu), c.fused);
     if (c.fused == 0) {
       EXPECT_EQ(g.node.size(), before.node.size());
-      EXPECT_EQ(Find(g, "act")->op, "Relu");
+      EXPECT_EQ(FindNode(g, "act")->op, "Relu");
     } else {
-      EXPECT_EQ(Find(g, c.fused_name)->op, "_FusedConv2D");
-      EXPECT_EQ(FusedOps(*Find(g, c.fused_name)), (std::vector<std::string>{"BiasAdd"}));
-      EXPECT_EQ(Find(g, "act")->op, "Relu");
+      EXPECT_EQ(FindNode(g, c.fused_name)->op, "_FusedConv2D");
+      EXPECT_EQ(FusedOps(*FindNode(g, c.fused_name)), (std::vector<std::string>{"BiasAdd"}));
+      EXPECT_EQ(FindNode(g, "act")->op, "Relu");
     }
   }
 }
@@ -225,7 +219,7 @@ TEST(FuseContractions, LeavesMismatchedPatternsAlone) {
     for (NodeDef& n : g.node)
       if (n.name == "act") n.device = "/device:CPU:1";
     EXPECT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1) << "conv + bias_add, not the relu";
-    EXPECT_EQ(Find(g, "act")->op, "Relu");
+    EXPECT_EQ(FindNode(g, "act")->op, "Relu");
   }
   {
     GraphBuilder b = ConvChain("");
@@ -244,7 +238,7 @@ TEST(FuseContractions, LeavesMismatchedPatternsAlone) {
 }
 
 const Tensor& ValueOf(const GraphDef& g, const std::string& name) {
-  return Find(g, name)->attr.at("value").tensor;
+  return FindNode(g, name)->attr.at("value").tensor;
 }
 
 // Keras' BatchNormalization in inference, x * scale + offset after a Conv2D: the scale folds into
@@ -284,9 +278,9 @@ TEST(FuseContractions, BatchNormAsScaleAndOffsetFoldsIntoTheConvolution) {
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), with_bias ? 3 : 2)
         << "a scale folded, the offset merged into the bias (with one), a fusion";
     for (const char* gone : {"conv", "bias_add", "mul", "scale", "add"})
-      EXPECT_EQ(Find(g, gone), nullptr) << gone;
-    EXPECT_EQ(Find(g, "offset") == nullptr, with_bias);
-    const NodeDef* fused = Find(g, "act");
+      EXPECT_EQ(FindNode(g, gone), nullptr) << gone;
+    EXPECT_EQ(FindNode(g, "offset") == nullptr, with_bias);
+    const NodeDef* fused = FindNode(g, "act");
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(fused->op, "_FusedConv2D");
     EXPECT_EQ(fused->input,
@@ -324,7 +318,7 @@ TEST(FuseContractions, SharedFiltersAndBiasesAreCopiedBeforeFolding) {
   for (const auto& [y, scale] : std::vector<std::pair<std::string, float>>{{"y1", 10.f},
                                                                             {"y2", 100.f}}) {
     SCOPED_TRACE(y);
-    const NodeDef* fused = Find(g, y);
+    const NodeDef* fused = FindNode(g, y);
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(fused->op, "_FusedConv2D");
     ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 1, 2}), {1 * scale, -2}),
@@ -332,8 +326,8 @@ TEST(FuseContractions, SharedFiltersAndBiasesAreCopiedBeforeFolding) {
     ExpectTensorEqual(MakeTensor<float>(TensorShape({2}), {3 * scale, -4}),
                       ValueOf(g, fused->input[2]));
   }
-  EXPECT_NE(Find(g, "y1")->input[1], Find(g, "y2")->input[1]);
-  EXPECT_NE(Find(g, "y1")->input[2], Find(g, "y2")->input[2]);
+  EXPECT_NE(FindNode(g, "y1")->input[1], FindNode(g, "y2")->input[1]);
+  EXPECT_NE(FindNode(g, "y1")->input[2], FindNode(g, "y2")->input[2]);
 
   // A [1, 1, 1, C] offset that two adds read becomes a vector for each fused node, and stays as
   // it was for a third reader.
@@ -354,9 +348,9 @@ TEST(FuseContractions, SharedFiltersAndBiasesAreCopiedBeforeFolding) {
   ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2);
   for (const char* y : {"y1", "y2"}) {
     SCOPED_TRACE(y);
-    ASSERT_EQ(Find(g, y)->op, "_FusedConv2D");
+    ASSERT_EQ(FindNode(g, y)->op, "_FusedConv2D");
     ExpectTensorEqual(MakeTensor<float>(TensorShape({2}), {5, 6}),
-                      ValueOf(g, Find(g, y)->input[2]));
+                      ValueOf(g, FindNode(g, y)->input[2]));
   }
   ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 1, 2}), {5, 6}), ValueOf(g, "offset"));
 }
@@ -376,7 +370,7 @@ TEST(FuseContractions, ScalesFoldIntoDepthwiseAndMatMulFilters) {
     b.Op("mul", "Mul", {"conv", "scale"}, {{"T", kFloat}});
     GraphDef g = b.graph();
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-    EXPECT_EQ(Find(g, "mul")->op, "DepthwiseConv2dNative");
+    EXPECT_EQ(FindNode(g, "mul")->op, "DepthwiseConv2dNative");
     ExpectTensorEqual(MakeTensor<float>(TensorShape({1, 1, 2, 2}), {1, 20, 300, 4000}),
                       ValueOf(g, "w"));
   }
@@ -391,8 +385,8 @@ TEST(FuseContractions, ScalesFoldIntoDepthwiseAndMatMulFilters) {
     b.Op("mul", "Mul", {"mm", "scale"}, {{"T", kFloat}});
     GraphDef g = b.graph();
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-    EXPECT_EQ(Find(g, "mul")->op, "MatMul");
-    EXPECT_TRUE(Find(g, "mul")->attr.at("transpose_b").b);
+    EXPECT_EQ(FindNode(g, "mul")->op, "MatMul");
+    EXPECT_TRUE(FindNode(g, "mul")->attr.at("transpose_b").b);
     ExpectTensorEqual(scale.num_elements() == 1
                           ? MakeTensor<float>(TensorShape({3, 2}), {3, 6, 9, 12, 15, 18})
                           : MakeTensor<float>(TensorShape({3, 2}), {1, 2, 30, 40, 500, 600}),
@@ -465,8 +459,8 @@ TEST(FuseContractions, ScalesAndAddsThatAreNotPerChannelStay) {
     const bool bias_case = std::string(c.what).find("bias") != std::string::npos;
     // A bad bias still lets the scale fold (and the Mul go); everything else stays.
     EXPECT_EQ(FuseContractions(&g, {}, AlwaysCpu), bias_case ? 1 : 0);
-    EXPECT_EQ(Find(g, "add")->op, "AddV2");
-    EXPECT_EQ(Find(g, "mul") != nullptr && Find(g, "mul")->op == "Mul", !bias_case);
+    EXPECT_EQ(FindNode(g, "add")->op, "AddV2");
+    EXPECT_EQ(FindNode(g, "mul") != nullptr && FindNode(g, "mul")->op == "Mul", !bias_case);
   }
 }
 
@@ -500,9 +494,9 @@ TEST(FuseContractions, ZeroPaddingFoldsIntoTheConvolution) {
   {
     GraphDef g = graph("Pad", "Conv2D", "VALID", spatial);
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-    EXPECT_EQ(Find(g, "pad"), nullptr);
-    EXPECT_EQ(Find(g, "amounts"), nullptr);
-    const NodeDef* conv = Find(g, "conv");
+    EXPECT_EQ(FindNode(g, "pad"), nullptr);
+    EXPECT_EQ(FindNode(g, "amounts"), nullptr);
+    const NodeDef* conv = FindNode(g, "conv");
     EXPECT_EQ(conv->input, (std::vector<std::string>{"x", "w", "^ctl"}));
     EXPECT_EQ(conv->attr.at("padding").s, "EXPLICIT");
     EXPECT_EQ(conv->attr.at("explicit_paddings").list.i,
@@ -511,7 +505,7 @@ TEST(FuseContractions, ZeroPaddingFoldsIntoTheConvolution) {
   {
     GraphDef g = graph("Pad", "DepthwiseConv2dNative", "EXPLICIT", spatial);
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-    EXPECT_EQ(Find(g, "conv")->attr.at("explicit_paddings").list.i,
+    EXPECT_EQ(FindNode(g, "conv")->attr.at("explicit_paddings").list.i,
               (std::vector<int64_t>{0, 0, 2, 3, 4, 1, 0, 0}));
   }
   struct Kept {
@@ -526,7 +520,7 @@ TEST(FuseContractions, ZeroPaddingFoldsIntoTheConvolution) {
            {"MirrorPad", graph("MirrorPad", "Conv2D", "VALID", spatial)}}) {
     SCOPED_TRACE(k.what);
     EXPECT_EQ(FuseContractions(&k.g, {}, AlwaysCpu), 0);
-    EXPECT_EQ(Find(k.g, "conv")->input[0], "pad");
+    EXPECT_EQ(FindNode(k.g, "conv")->input[0], "pad");
   }
   GraphDef read_twice = graph("Pad", "Conv2D", "VALID", spatial);
   GraphBuilder other;
@@ -551,7 +545,7 @@ TEST(FuseContractions, DepthwiseConvolutionBiasAddActivationBecomesOneNode) {
   b.Op("act", "Relu6", {"bias_add"}, {{"T", kFloat}});
   GraphDef g = b.graph();
   ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-  const NodeDef* fused = Find(g, "act");
+  const NodeDef* fused = FindNode(g, "act");
   EXPECT_EQ(fused->op, "_FusedDepthwiseConv2dNative");
   EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b"}));
   EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "Relu6"}));
@@ -579,8 +573,8 @@ TEST(FuseContractions, SwishBecomesOneNode) {
   for (bool sigmoid_first : {false, true}) {
     GraphDef g = graph(sigmoid_first);
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-    EXPECT_EQ(Find(g, "sig"), nullptr);
-    const NodeDef* swish = Find(g, "swish");
+    EXPECT_EQ(FindNode(g, "sig"), nullptr);
+    const NodeDef* swish = FindNode(g, "swish");
     EXPECT_EQ(swish->op, "_MklSwish");
     EXPECT_EQ(swish->input, (std::vector<std::string>{"x", "^ctl"}));
     EXPECT_EQ(swish->attr.at("T").type, DT_FLOAT);
@@ -593,8 +587,8 @@ TEST(FuseContractions, SwishBecomesOneNode) {
   for (NodeDef& n : through_identity.node)
     if (n.name == "sig") n.input[0] = "beta_x";
   ASSERT_EQ(FuseContractions(&through_identity, {}, AlwaysCpu), 1);
-  EXPECT_EQ(Find(through_identity, "beta_x"), nullptr);
-  EXPECT_EQ(Find(through_identity, "swish")->input, (std::vector<std::string>{"x", "^ctl"}));
+  EXPECT_EQ(FindNode(through_identity, "beta_x"), nullptr);
+  EXPECT_EQ(FindNode(through_identity, "swish")->input, (std::vector<std::string>{"x", "^ctl"}));
 
   GraphDef read_twice = graph(false);
   GraphBuilder other;
@@ -610,7 +604,7 @@ TEST(FuseContractions, SwishBecomesOneNode) {
               return false;
             }),
             0);
-  EXPECT_EQ(Find(refused, "swish")->op, "Mul");
+  EXPECT_EQ(FindNode(refused, "swish")->op, "Mul");
 }
 
 // A Dense layer on a rank-3 input as Keras writes it (Tensordot): MatMul -> Reshape -> BiasAdd
@@ -635,35 +629,35 @@ GraphBuilder DenseOnSequence(int64_t reshaped_columns, bool with_bias) {
 TEST(FuseContractions, DenseOnASequenceFusesThroughItsReshape) {
   GraphDef g = DenseOnSequence(3, true).graph();
   ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 1);
-  const NodeDef* act = Find(g, "act");
+  const NodeDef* act = FindNode(g, "act");
   ASSERT_NE(act, nullptr);
   EXPECT_EQ(act->op, "Reshape");
   ASSERT_EQ(act->input.size(), 2u);
   EXPECT_EQ(act->input[1], "shape");
-  const NodeDef* fused = Find(g, act->input[0]);
+  const NodeDef* fused = FindNode(g, act->input[0]);
   ASSERT_NE(fused, nullptr);
   EXPECT_EQ(fused->op, "_FusedMatMul");
   EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b", "^ctl"}));
   EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "Relu"}));
-  EXPECT_EQ(Find(g, "mm"), nullptr);
-  EXPECT_EQ(Find(g, "r"), nullptr);
-  EXPECT_EQ(Find(g, "bias"), nullptr);
-  EXPECT_EQ(Find(g, "out")->input[0], "act");
+  EXPECT_EQ(FindNode(g, "mm"), nullptr);
+  EXPECT_EQ(FindNode(g, "r"), nullptr);
+  EXPECT_EQ(FindNode(g, "bias"), nullptr);
+  EXPECT_EQ(FindNode(g, "out")->input[0], "act");
   EXPECT_EQ(g.node.size(), 8u);  // x, ctl, w, b, shape, fused, act, out
 
   // A Reshape that changes the last dim: the bias would not add to the same values.
   GraphDef other_columns = DenseOnSequence(6, true).graph();
   EXPECT_EQ(FuseContractions(&other_columns, {}, AlwaysCpu), 0);
-  EXPECT_EQ(Find(other_columns, "r")->op, "Reshape");
-  EXPECT_EQ(Find(other_columns, "bias")->input[0], "r");
+  EXPECT_EQ(FindNode(other_columns, "r")->op, "Reshape");
+  EXPECT_EQ(FindNode(other_columns, "bias")->input[0], "r");
   // No bias: nothing would fuse, so nothing moves.
   GraphDef no_bias = DenseOnSequence(3, false).graph();
   EXPECT_EQ(FuseContractions(&no_bias, {}, AlwaysCpu), 0);
-  EXPECT_EQ(Find(no_bias, "act")->op, "Relu");
+  EXPECT_EQ(FindNode(no_bias, "act")->op, "Relu");
   // The Reshape's output fetched: it stays where it is.
   GraphDef kept = DenseOnSequence(3, true).graph();
   EXPECT_EQ(FuseContractions(&kept, {"r"}, AlwaysCpu), 0);
-  EXPECT_EQ(Find(kept, "bias")->input[0], "r");
+  EXPECT_EQ(FindNode(kept, "bias")->input[0], "r");
 }
 
 // GELU as tf.nn.gelu(x, approximate=False) writes it, after a dense layer (through its Reshape
@@ -699,14 +693,14 @@ TEST(FuseContractions, GeluJoinsTheDenseLayer) {
     GraphDef g = DenseGelu(through_reshape, 0.5f, "").graph();
     ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2);
     for (const char* gone : {"gelu/mul", "gelu/neg", "gelu/mul_1", "gelu/erfc", "half", "scale"})
-      EXPECT_EQ(Find(g, gone), nullptr) << gone;
-    const NodeDef* gelu = Find(g, "gelu");
+      EXPECT_EQ(FindNode(g, gone), nullptr) << gone;
+    const NodeDef* gelu = FindNode(g, "gelu");
     ASSERT_NE(gelu, nullptr);
     const NodeDef* fused = gelu;
     if (through_reshape) {
       EXPECT_EQ(gelu->op, "Reshape");
       EXPECT_EQ(gelu->input[1], "shape");
-      fused = Find(g, gelu->input[0]);
+      fused = FindNode(g, gelu->input[0]);
       ASSERT_NE(fused, nullptr);
     }
     EXPECT_EQ(fused->op, "_FusedMatMul");
@@ -717,13 +711,13 @@ TEST(FuseContractions, GeluJoinsTheDenseLayer) {
   // Not GELU's constant, or the product also read elsewhere: only MatMul + BiasAdd fuse.
   GraphDef other_half = DenseGelu(true, 0.25f, "").graph();
   EXPECT_EQ(FuseContractions(&other_half, {}, AlwaysCpu), 1);
-  EXPECT_EQ(Find(other_half, "gelu/erfc")->op, "Erfc");
+  EXPECT_EQ(FindNode(other_half, "gelu/erfc")->op, "Erfc");
   GraphDef read_elsewhere = DenseGelu(true, 0.5f, "bias").graph();
   EXPECT_EQ(FuseContractions(&read_elsewhere, {}, AlwaysCpu), 1);
-  EXPECT_EQ(Find(read_elsewhere, "gelu")->op, "Mul");
+  EXPECT_EQ(FindNode(read_elsewhere, "gelu")->op, "Mul");
   GraphDef erfc_read_elsewhere = DenseGelu(false, 0.5f, "gelu/erfc").graph();
   EXPECT_EQ(FuseContractions(&erfc_read_elsewhere, {}, AlwaysCpu), 1);
-  EXPECT_EQ(Find(erfc_read_elsewhere, "gelu")->op, "Mul");
+  EXPECT_EQ(FindNode(erfc_read_elsewhere, "gelu")->op, "Mul");
 }
 
 // The predicate sees the fused node and the parts, contraction first, and can refuse.

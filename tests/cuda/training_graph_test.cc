@@ -25,8 +25,6 @@ using namespace test;  // NOLINT
 constexpr const char* kGpu = "/device:GPU:0";
 constexpr const char* kCpu = "/device:CPU:0";
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
-
 std::unique_ptr<Session> NewSession(const GraphDef& g) {
   auto s = Session::Create(&CudaRuntime(), g);
   EXPECT_TRUE(s.ok()) << s.status();

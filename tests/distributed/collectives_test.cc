@@ -50,8 +50,6 @@ std::unique_ptr<Session> NewSession(const GraphDef& g, Runtime* rt = nullptr) {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-AttrValue Type(DataType t) { return AttrValue::Type(t); }
-
 // The int32 scalar consts a collective node reads, on `device`.
 std::vector<std::string> GroupInputs(GraphBuilder* b, const std::string& prefix, int size,
                                      int key, int instance, const std::string& device) {

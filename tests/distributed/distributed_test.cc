@@ -68,8 +68,6 @@ std::unique_ptr<Session> NewSession(const GraphDef& g, Runtime* rt = nullptr) {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
-
 TEST(Distributed, ListsTheDevicesOfEveryTask) {
   auto session = NewSession(GraphDef());
   ASSERT_NE(session, nullptr);

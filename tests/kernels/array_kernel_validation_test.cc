@@ -10,12 +10,12 @@
 namespace cfx {
 namespace {
 
+using test::Type;
+
 using test::MakeNode;
 using test::MakeScalar;
 using test::MakeTensor;
 using test::MakeVector;
-
-AttrValue Type(DataType t) { return AttrValue::Type(t); }
 
 Tensor Matrix2x3() { return MakeTensor<float>({2, 3}, {0, 1, 2, 3, 4, 5}); }
 

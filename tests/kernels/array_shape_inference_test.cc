@@ -7,6 +7,8 @@
 namespace cfx {
 namespace {
 
+using test::Type;
+
 using test::ExpectInferenceError;
 using test::ExpectShapes;
 using test::Infer;
@@ -17,8 +19,6 @@ using test::MakeVector;
 using test::S;
 
 const PartialTensorShape kUnknownRank = PartialTensorShape::UnknownRank();
-
-AttrValue Type(DataType t) { return AttrValue::Type(t); }
 
 TEST(ArrayShapeInference, ReshapeAndFill) {
   NodeDef reshape = MakeNode("Reshape", 2, {{"T", Type(DT_FLOAT)}});

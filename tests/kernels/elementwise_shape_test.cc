@@ -13,7 +13,8 @@ constexpr int64_t kUnknown = kUnknownDim;
 
 PartialTensorShape Dims(std::vector<int64_t> dims) { return PartialTensorShape(std::move(dims)); }
 
-StatusOr<PartialTensorShape> Infer(const NodeDef& node, const std::vector<PartialTensorShape>& in) {
+StatusOr<PartialTensorShape> InferOne(const NodeDef& node,
+                                      const std::vector<PartialTensorShape>& in) {
   CFX_ASSIGN_OR_RETURN(std::vector<PartialTensorShape> out,
                        InferNodeShapes(test::TestRuntime(), node, in, {}));
   if (out.size() != 1) return errors::Internal("expected one output, got ", out.size());
@@ -22,14 +23,14 @@ StatusOr<PartialTensorShape> Infer(const NodeDef& node, const std::vector<Partia
 
 void ExpectInferred(const NodeDef& node, const std::vector<PartialTensorShape>& in,
                     const PartialTensorShape& expected) {
-  auto out = Infer(node, in);
+  auto out = InferOne(node, in);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, expected) << "got " << out->ToString() << ", expected " << expected.ToString();
 }
 
 void ExpectInferenceError(const NodeDef& node, const std::vector<PartialTensorShape>& in,
                           const std::string& substring) {
-  auto out = Infer(node, in);
+  auto out = InferOne(node, in);
   ASSERT_FALSE(out.ok()) << "inferred " << out->ToString();
   EXPECT_EQ(out.status().code(), Code::kInvalidArgument) << out.status();
   EXPECT_NE(out.status().message().find(substring), std::string::npos) << out.status();

@@ -14,6 +14,8 @@
 namespace cfx {
 namespace {
 
+using test::Type;
+
 using test::Iota;
 using test::MakeNode;
 using test::MakeScalar;
@@ -22,8 +24,6 @@ using test::RunKernelOnly;
 using test::RunNode;
 using test::RunNodeOk;
 using Dims = std::vector<int64_t>;
-
-AttrValue Type(DataType t) { return AttrValue::Type(t); }
 
 // ---- BroadcastGradientArgs ------------------------------------------------------------------
 

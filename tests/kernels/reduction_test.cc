@@ -380,35 +380,35 @@ TEST(ReductionErrors, AxesMustBeAScalarOrVector) {
 
 // ---- Shape functions.
 
-StatusOr<std::vector<PartialTensorShape>> Infer(const NodeDef& node,
-                                                const std::vector<PartialTensorShape>& shapes,
-                                                const Tensor* index_value) {
+StatusOr<std::vector<PartialTensorShape>> InferReduction(
+    const NodeDef& node, const std::vector<PartialTensorShape>& shapes, const Tensor* index_value) {
   return InferNodeShapes(test::TestRuntime(), node, shapes, {nullptr, index_value});
 }
 
 TEST(ReductionShapes, ConstantAxesGiveTheExactShape) {
   const PartialTensorShape in(Dims{2, -1, 4});
   const Tensor axes = test::MakeVector<int32_t>({-1, 0, 0});
-  auto out =
-      Infer(ReduceNode("Sum", DT_FLOAT, DT_INT32, false), {in, PartialTensorShape(Dims{3})}, &axes);
+  auto out = InferReduction(ReduceNode("Sum", DT_FLOAT, DT_INT32, false),
+                            {in, PartialTensorShape(Dims{3})}, &axes);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{-1}));
-  out =
-      Infer(ReduceNode("Sum", DT_FLOAT, DT_INT32, true), {in, PartialTensorShape(Dims{3})}, &axes);
+  out = InferReduction(ReduceNode("Sum", DT_FLOAT, DT_INT32, true),
+                       {in, PartialTensorShape(Dims{3})}, &axes);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{1, -1, 1}));
   const Tensor bad = test::MakeVector<int32_t>({3});
-  EXPECT_EQ(
-      Infer(ReduceNode("Sum", DT_FLOAT, DT_INT32, false), {in, PartialTensorShape(Dims{1})}, &bad)
-          .status()
-          .code(),
-      Code::kInvalidArgument);
+  EXPECT_EQ(InferReduction(ReduceNode("Sum", DT_FLOAT, DT_INT32, false),
+                           {in, PartialTensorShape(Dims{1})}, &bad)
+                .status()
+                .code(),
+            Code::kInvalidArgument);
 }
 
 TEST(ReductionShapes, UnknownAxesGiveTheRankWhenItIsKnown) {
   const PartialTensorShape in(Dims{2, 1, 4});
   auto infer = [&](bool keep_dims, const PartialTensorShape& axes_shape) {
-    auto out = Infer(ReduceNode("Mean", DT_FLOAT, DT_INT32, keep_dims), {in, axes_shape}, nullptr);
+    auto out = InferReduction(ReduceNode("Mean", DT_FLOAT, DT_INT32, keep_dims), {in, axes_shape},
+                              nullptr);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? (*out)[0] : PartialTensorShape();
   };
@@ -416,8 +416,9 @@ TEST(ReductionShapes, UnknownAxesGiveTheRankWhenItIsKnown) {
   EXPECT_EQ(infer(false, PartialTensorShape(Dims{})), PartialTensorShape(Dims{-1, -1}));
   EXPECT_EQ(infer(false, PartialTensorShape(Dims{0})), in);
   EXPECT_TRUE(infer(false, PartialTensorShape(Dims{2})).unknown_rank());
-  auto unknown = Infer(ReduceNode("Mean", DT_FLOAT, DT_INT32, true),
-                       {PartialTensorShape::UnknownRank(), PartialTensorShape(Dims{1})}, nullptr);
+  auto unknown =
+      InferReduction(ReduceNode("Mean", DT_FLOAT, DT_INT32, true),
+                     {PartialTensorShape::UnknownRank(), PartialTensorShape(Dims{1})}, nullptr);
   ASSERT_TRUE(unknown.ok()) << unknown.status();
   EXPECT_TRUE((*unknown)[0].unknown_rank());
 }
@@ -516,17 +517,20 @@ TEST(LogicalReduction, BadAxesAndInputsAreInvalidArgument) {
 TEST(LogicalReduction, ShapesFollowTheOtherReductions) {
   const PartialTensorShape in(Dims{2, -1, 4});
   const Tensor axes = test::MakeVector<int32_t>({-1, 0, 0});
-  auto out = Infer(LogicalNode("All", DT_INT32, true), {in, PartialTensorShape(Dims{3})}, &axes);
+  auto out =
+      InferReduction(LogicalNode("All", DT_INT32, true), {in, PartialTensorShape(Dims{3})}, &axes);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{1, -1, 1}));
-  out = Infer(LogicalNode("Any", DT_INT32, false), {in, PartialTensorShape(Dims{})}, nullptr);
+  out = InferReduction(LogicalNode("Any", DT_INT32, false), {in, PartialTensorShape(Dims{})},
+                       nullptr);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{-1, -1}));
   const Tensor bad = test::MakeVector<int32_t>({3});
-  EXPECT_EQ(Infer(LogicalNode("Any", DT_INT32, false), {in, PartialTensorShape(Dims{1})}, &bad)
-                .status()
-                .code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(
+      InferReduction(LogicalNode("Any", DT_INT32, false), {in, PartialTensorShape(Dims{1})}, &bad)
+          .status()
+          .code(),
+      Code::kInvalidArgument);
 }
 
 // ---- ArgMax and ArgMin.
@@ -653,18 +657,18 @@ TEST(ArgMaxShapes, InferredShapes) {
   const NodeDef node = ArgNode("ArgMin", DT_FLOAT, DT_INT64);
   const PartialTensorShape in(Dims{2, -1, 4}), scalar(Dims{});
   const Tensor dim = test::MakeScalar<int32_t>(-2);
-  auto out = Infer(node, {in, scalar}, &dim);
+  auto out = InferReduction(node, {in, scalar}, &dim);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{2, 4}));
-  out = Infer(node, {in, scalar}, nullptr);
+  out = InferReduction(node, {in, scalar}, nullptr);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{-1, -1}));
-  out = Infer(node, {PartialTensorShape(Dims{5}), scalar}, nullptr);
+  out = InferReduction(node, {PartialTensorShape(Dims{5}), scalar}, nullptr);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0], PartialTensorShape(Dims{}));
   const Tensor bad = test::MakeScalar<int32_t>(3);
-  EXPECT_EQ(Infer(node, {in, scalar}, &bad).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(Infer(node, {in, PartialTensorShape(Dims{1})}, nullptr).status().code(),
+  EXPECT_EQ(InferReduction(node, {in, scalar}, &bad).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(InferReduction(node, {in, PartialTensorShape(Dims{1})}, nullptr).status().code(),
             Code::kInvalidArgument);
 }
 

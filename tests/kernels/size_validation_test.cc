@@ -23,7 +23,6 @@ constexpr int64_t k2To40 = int64_t{1} << 40;
 constexpr int64_t k2To62 = int64_t{1} << 62;
 constexpr int64_t kU = kUnknownDim;
 
-AttrValue Type(DataType t) { return AttrValue::Type(t); }
 PartialTensorShape S(std::vector<int64_t> dims) { return PartialTensorShape(std::move(dims)); }
 
 // The result failed with `code` and a message containing each of `parts`.
@@ -34,9 +33,9 @@ void ExpectFailure(const StatusOr<T>& result, Code code, const std::vector<std::
   for (const std::string& part : parts) EXPECT_THAT(result.status().message(), HasSubstr(part));
 }
 
-StatusOr<std::vector<PartialTensorShape>> Infer(const NodeDef& node,
-                                                const std::vector<PartialTensorShape>& shapes,
-                                                std::vector<const Tensor*> values = {}) {
+StatusOr<std::vector<PartialTensorShape>> InferShapes(const NodeDef& node,
+                                                      const std::vector<PartialTensorShape>& shapes,
+                                                      std::vector<const Tensor*> values = {}) {
   values.resize(shapes.size(), nullptr);
   return InferNodeShapes(test::TestRuntime(), node, shapes, values);
 }
@@ -178,7 +177,7 @@ TEST(SizeValidation, TileAndBroadcastToWithOverflowingProducts) {
                     "node node (op Tile): shape [1099511627776,1099511627776] has more than "
                     "2^63-1 elements");
   // multiples of unknown values but 2^40 of them: a rank, not a size to allocate.
-  ExpectFailure(Infer(tile, {PartialTensorShape::UnknownRank(), S({k2To40})}),
+  ExpectFailure(InferShapes(tile, {PartialTensorShape::UnknownRank(), S({k2To40})}),
                 Code::kInvalidArgument,
                 {"node node (op Tile): the output would have rank 1099511627776 (the length of "
                  "multiples); the maximum is 64"});
@@ -209,21 +208,22 @@ TEST(SizeValidation, ReshapeConcatAndShapeInputsWithOverflowingSizes) {
       "node node (op Reshape): requested shape [1099511627776,1099511627776] has too many "
       "elements for int64");
   // Its shape input's length is a rank: 2^40 unknown dims are refused, not allocated.
-  ExpectFailure(Infer(reshape, {S({kU}), S({k2To40})}), Code::kInvalidArgument,
+  ExpectFailure(InferShapes(reshape, {S({kU}), S({k2To40})}), Code::kInvalidArgument,
                 {"node node (op Reshape): input 1 has shape [1099511627776]: a shape of rank "
                  "1099511627776; the maximum is 64"});
 
   NodeDef concat = MakeNode("ConcatV2", 3, {{"T", Type(DT_FLOAT)}, {"N", AttrValue::Int(2)}});
   const Tensor axis = MakeScalar<int32_t>(0);
-  ExpectFailure(Infer(concat, {S({k2To62, 2}), S({k2To62, 2}), S({})}, {nullptr, nullptr, &axis}),
-                Code::kInvalidArgument,
-                {"node node (op ConcatV2): dimension 0 (the axis) of the inputs 0 to 1 adds up to "
-                 "more than 2^63-1; input 1 has shape [4611686018427387904,2]"});
+  ExpectFailure(
+      InferShapes(concat, {S({k2To62, 2}), S({k2To62, 2}), S({})}, {nullptr, nullptr, &axis}),
+      Code::kInvalidArgument,
+      {"node node (op ConcatV2): dimension 0 (the axis) of the inputs 0 to 1 adds up to "
+       "more than 2^63-1; input 1 has shape [4611686018427387904,2]"});
 
   NodeDef uniform =
       MakeNode("RandomUniform", 1, {{"T", Type(DT_INT64)}, {"dtype", Type(DT_FLOAT)}});
   const Tensor huge = MakeVector<int64_t>({k2To40, k2To40, 1});
-  ExpectFailure(Infer(uniform, {S({3})}, {&huge}), Code::kInvalidArgument,
+  ExpectFailure(InferShapes(uniform, {S({3})}, {&huge}), Code::kInvalidArgument,
                 {"node node (op RandomUniform): input 0: shape [1099511627776,1099511627776,1] has "
                  "more than 2^63-1 elements"});
   test::ExpectError(test::RunKernelOnly(uniform, {huge}), Code::kInvalidArgument,
@@ -246,12 +246,12 @@ TEST(SizeValidation, StridedSliceWithAHugeStride) {
 
 TEST(SizeValidation, RanksReadFromInputLengthsOrAttrsAreBounded) {
   NodeDef transpose = MakeNode("Transpose", 2, {{"T", Type(DT_FLOAT)}});
-  ExpectFailure(Infer(transpose, {PartialTensorShape::UnknownRank(), S({k2To40})}),
+  ExpectFailure(InferShapes(transpose, {PartialTensorShape::UnknownRank(), S({k2To40})}),
                 Code::kInvalidArgument,
                 {"node node (op Transpose): the output would have rank 1099511627776 (the length "
                  "of perm); the maximum is 64"});
   NodeDef strided = MakeNode("StridedSlice", 4, {{"T", Type(DT_FLOAT)}, {"Index", Type(DT_INT32)}});
-  ExpectFailure(Infer(strided, {S({2, 3}), S({k2To40}), S({k2To40}), S({k2To40})}),
+  ExpectFailure(InferShapes(strided, {S({2, 3}), S({k2To40}), S({k2To40}), S({k2To40})}),
                 Code::kInvalidArgument,
                 {"node node (op StridedSlice): at most 64 range specifications are supported, "
                  "got 1099511627776"});
@@ -260,7 +260,7 @@ TEST(SizeValidation, RanksReadFromInputLengthsOrAttrsAreBounded) {
                              {"Tindices", Type(DT_INT32)},
                              {"Taxis", Type(DT_INT32)},
                              {"batch_dims", AttrValue::Int(-k2To62)}});
-  ExpectFailure(Infer(gather, {S({2, 3}), S({4}), S({})}), Code::kInvalidArgument,
+  ExpectFailure(InferShapes(gather, {S({2, 3}), S({4}), S({})}), Code::kInvalidArgument,
                 {"node node (op GatherV2): batch_dims -4611686018427387904 is out of range [-1, 1] "
                  "for indices of shape [4]"});
 }

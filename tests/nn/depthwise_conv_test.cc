@@ -34,7 +34,7 @@ NodeDef DepthwiseNode(const std::string& op, const Depthwise& d) {
                          d.explicit_pad);
 }
 
-std::vector<Depthwise> Configs() {
+std::vector<Depthwise> DepthwiseConfigs() {
   return {
       {1, 5, 5, 1, 3, 3, 1, 1, 1, "VALID"},
       {2, 7, 6, 3, 3, 3, 2, 1, 1, "SAME"},
@@ -56,7 +56,7 @@ Tensor FilterOf(const Depthwise& d, const std::vector<float>& f) {
 }
 
 TEST(DepthwiseConv2dNative, MatchesTheNaiveConvolution) {
-  for (const Depthwise& d : Configs()) {
+  for (const Depthwise& d : DepthwiseConfigs()) {
     SCOPED_TRACE(Name(d));
     const Geometry g = Geo(d);
     std::vector<float> x = Ramp<float>(d.n * d.h * d.w * d.c),
@@ -169,7 +169,7 @@ TEST(DepthwiseConv2dNative, BadInputIsAnError) {
 }
 
 TEST(DepthwiseConv2dNativeBackprop, InputAndFilterGradientsAreTheAdjoints) {
-  for (const Depthwise& d : Configs()) {
+  for (const Depthwise& d : DepthwiseConfigs()) {
     SCOPED_TRACE(Name(d));
     const Geometry g = Geo(d);
     std::vector<float> x = Ramp<float>(d.n * d.h * d.w * d.c),

@@ -13,8 +13,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue T(DataType t) { return AttrValue::Type(t); }
-
 // Deterministic values: floats in [lo, hi), with a few repeats so comparisons see ties.
 Tensor FloatTensor(const TensorShape& shape, float lo, float hi, uint32_t seed) {
   Tensor t(DT_FLOAT, shape);

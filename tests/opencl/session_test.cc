@@ -14,7 +14,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
 constexpr const char* kCpu = "/device:CPU:0";
 constexpr const char* kOcl = "/device:OPENCL:0";
 

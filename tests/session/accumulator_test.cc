@@ -17,8 +17,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
-
 // `base` with a suffix no earlier call returned: accumulators in the default container outlive
 // their sessions, and a test run again (--gtest_repeat) must not find the last run's.
 std::string Fresh(const std::string& base) {
@@ -57,12 +55,6 @@ GraphDef AccumulatorGraph(const AccumulatorOptions& o) {
   return b.graph();
 }
 
-std::unique_ptr<Session> NewSession(const GraphDef& g) {
-  auto s = Session::Create(&TestRuntime(), g);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(s).value();
-}
-
 Status Apply(Session* s, int64_t step, std::vector<float> grad) {
   return s->Run({{"step", MakeScalar<int64_t>(step)}, {"grad", MakeVector<float>(grad)}}, {},
                 {"apply"}, nullptr);
@@ -84,7 +76,7 @@ int32_t NumAccumulated(Session* s) {
 TEST(AccumulatorTest, TakeGradientReturnsTheMeanAndResets) {
   for (bool resource : {false, true}) {
     SCOPED_TRACE(resource ? "ResourceConditionalAccumulator" : "ConditionalAccumulator");
-    auto session = NewSession(AccumulatorGraph(
+    auto session = NewTestSession(AccumulatorGraph(
         {.shared_name = Fresh(resource ? "acc_mean_resource" : "acc_mean"), .resource = resource}));
     ASSERT_OK(Apply(session.get(), 0, {1, 2}));
     ASSERT_OK(Apply(session.get(), 0, {3, 4}));
@@ -104,7 +96,7 @@ TEST(AccumulatorTest, TakeGradientReturnsTheMeanAndResets) {
 
 TEST(AccumulatorTest, SumReductionReturnsTheSum) {
   auto session =
-      NewSession(AccumulatorGraph({.shared_name = Fresh("acc_sum"), .reduction = "SUM"}));
+      NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_sum"), .reduction = "SUM"}));
   ASSERT_OK(Apply(session.get(), 0, {1, 2}));
   ASSERT_OK(Apply(session.get(), 0, {3, 4}));
   ASSERT_OK(Apply(session.get(), 0, {5, 12}));
@@ -114,7 +106,7 @@ TEST(AccumulatorTest, SumReductionReturnsTheSum) {
 }
 
 TEST(AccumulatorTest, SumsIntoBuffersOfItsOwn) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_own_buffer")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_own_buffer")}));
   // The fed gradient is not summed into: the caller still holds it.
   Tensor fed = MakeVector<float>({1, 2});
   ASSERT_OK(
@@ -131,7 +123,7 @@ TEST(AccumulatorTest, SumsIntoBuffersOfItsOwn) {
 }
 
 TEST(AccumulatorTest, StaleGradientIsDroppedSilently) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_stale")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_stale")}));
   ASSERT_OK(Apply(session.get(), 0, {1, 1}));
   ASSERT_OK(Take(session.get(), 1).status());      // global step 0 -> 1
   ASSERT_OK(Apply(session.get(), 0, {100, 100}));  // computed at step 0: stale, dropped
@@ -145,7 +137,7 @@ TEST(AccumulatorTest, StaleGradientIsDroppedSilently) {
 }
 
 TEST(AccumulatorTest, SetGlobalStepDecidesWhichGradientsAreStale) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_set_step")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_set_step")}));
   auto set_step = [&](int64_t step) {
     return session->Run({{"new_step", MakeScalar<int64_t>(step)}}, {}, {"set_step"}, nullptr);
   };
@@ -163,7 +155,7 @@ TEST(AccumulatorTest, SetGlobalStepDecidesWhichGradientsAreStale) {
 }
 
 TEST(AccumulatorTest, ShapeMismatchIsAnErrorNamingTheNode) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_shape")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_shape")}));
   Status s = Apply(session.get(), 0, {1, 2, 3});
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("node apply"), std::string::npos) << s;
@@ -172,7 +164,7 @@ TEST(AccumulatorTest, ShapeMismatchIsAnErrorNamingTheNode) {
   EXPECT_EQ(NumAccumulated(session.get()), 0);
 
   // A partial shape takes any length, but every gradient of one round must agree.
-  auto partial = NewSession(
+  auto partial = NewTestSession(
       AccumulatorGraph({.shared_name = Fresh("acc_partial"), .shape = PartialTensorShape({-1})}));
   ASSERT_OK(Apply(partial.get(), 0, {1, 2, 3}));
   s = Apply(partial.get(), 0, {1, 2});
@@ -183,7 +175,7 @@ TEST(AccumulatorTest, ShapeMismatchIsAnErrorNamingTheNode) {
 
 TEST(AccumulatorTest, BadInputIsAClearError) {
   const std::string name = Fresh("acc_bad_input");
-  auto session = NewSession(AccumulatorGraph({.shared_name = name}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = name}));
   Status s =
       session->Run({{"step", MakeScalar<int64_t>(0)}, {"grad_double", MakeVector<double>({1, 2})}},
                    {}, {"apply_double"}, nullptr);
@@ -203,7 +195,7 @@ TEST(AccumulatorTest, BadInputIsAClearError) {
 
   // Another node that shares the name but not the shape.
   auto other =
-      NewSession(AccumulatorGraph({.shared_name = name, .shape = PartialTensorShape({3})}));
+      NewTestSession(AccumulatorGraph({.shared_name = name, .shape = PartialTensorShape({3})}));
   s = other->Run({}, {"num"}, {}, nullptr);
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("node acc"), std::string::npos) << s;
@@ -214,7 +206,7 @@ TEST(AccumulatorTest, UnknownHandleIsNotFound) {
   GraphDef g = AccumulatorGraph({.shared_name = Fresh("acc_gone"), .resource = true});
   for (NodeDef& n : g.node)
     if (n.name == "acc") n.attr["container"] = AttrValue::String("accumulators");
-  auto session = NewSession(g);
+  auto session = NewTestSession(g);
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({}, {"acc"}, {}, &out));
   Tensor handle = out[0];
@@ -226,7 +218,7 @@ TEST(AccumulatorTest, UnknownHandleIsNotFound) {
 }
 
 TEST(AccumulatorTest, TakeGradientWaitsForGradientsFromConcurrentRuns) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_concurrent")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_concurrent")}));
   std::atomic<bool> taken{false};
   StatusOr<std::vector<float>> mean = errors::Internal("not taken");
   std::thread taker([&] {
@@ -248,7 +240,7 @@ TEST(AccumulatorTest, TakeGradientWaitsForGradientsFromConcurrentRuns) {
 }
 
 TEST(AccumulatorTest, BlockedTakeIsReleasedBySessionClose) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_session_close")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_session_close")}));
   Status blocked;
   std::thread taker([&] { blocked = Take(session.get(), 1).status(); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -258,7 +250,7 @@ TEST(AccumulatorTest, BlockedTakeIsReleasedBySessionClose) {
 }
 
 TEST(AccumulatorTest, BlockedTakeIsReleasedByTheStepTimeout) {
-  auto session = NewSession(AccumulatorGraph({.shared_name = Fresh("acc_timeout")}));
+  auto session = NewTestSession(AccumulatorGraph({.shared_name = Fresh("acc_timeout")}));
   RunOptions options;
   options.timeout_ms = 50;
   Status s;

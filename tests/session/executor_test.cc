@@ -23,8 +23,6 @@ using namespace test;  // NOLINT
 
 constexpr int64_t kDim = 3;  // every value is a float [kDim, kDim] matrix
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
-
 // A runtime with the in-tree CPU plugin, `inter_op` executor threads and `cpus` CPU devices;
 // one per combination for the whole process.
 // `optimize`: CSE and constant folding on (they rewire edges, which the partition checks below

@@ -16,8 +16,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
-
 // x: [2,3] placeholder; y = relu(x @ w + b); total = sum(y); also an unrelated branch that
 // needs an unfed placeholder.
 GraphDef Affine() {
@@ -35,17 +33,11 @@ GraphDef Affine() {
   return b.graph();
 }
 
-std::unique_ptr<Session> NewSession(const GraphDef& g, Runtime* rt = &TestRuntime()) {
-  auto s = Session::Create(rt, g);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(s).value();
-}
-
 Tensor X() { return MakeTensor<float>(TensorShape({2, 3}), {1, 2, 3, 4, 5, 6}); }
 
 TEST(SessionTest, RunMatchesSerialReference) {
   GraphDef g = Affine();
-  auto session = NewSession(g);
+  auto session = NewTestSession(g);
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({{"x", X()}}, {"y:0", "total"}, {}, &out));
   auto graph = Graph::FromGraphDef(g, &TestRuntime().ops()).value();
@@ -62,7 +54,7 @@ TEST(SessionTest, RunMatchesSerialReference) {
 }
 
 TEST(SessionTest, OnlyWhatFetchesNeedRuns) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   std::vector<Tensor> out;
   // "other" is never fed: the run succeeds because other_neg is not needed.
   ASSERT_OK(session->Run({{"x", X()}}, {"total"}, {}, &out));
@@ -73,7 +65,7 @@ TEST(SessionTest, OnlyWhatFetchesNeedRuns) {
 }
 
 TEST(SessionTest, FeedReplacesAnyEdge) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   std::vector<Tensor> out;
   // Feeding mm:0 cuts x out of the graph: no x feed needed.
   Tensor mm = MakeTensor<float>(TensorShape({1, 2}), {1.0f, -5.0f});
@@ -85,7 +77,7 @@ TEST(SessionTest, FeedReplacesAnyEdge) {
 }
 
 TEST(SessionTest, ClearErrors) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   std::vector<Tensor> out;
   Status s = session->Run({{"nope:0", X()}}, {"y"}, {}, &out);
   EXPECT_EQ(s.code(), Code::kNotFound);
@@ -122,7 +114,7 @@ TEST(SessionTest, KernelErrorAbortsTheStepAndTheSessionStaysUsable) {
   b.Placeholder("shape", DT_INT32);
   b.Const("v", MakeVector<float>({1, 2, 3, 4}));
   b.Op("r", "Reshape", {"v", "shape"}, {{"T", F()}, {"Tshape", AttrValue::Type(DT_INT32)}});
-  auto session = NewSession(b.graph());
+  auto session = NewTestSession(b.graph());
   std::vector<Tensor> out;
   Status s = session->Run({{"shape", MakeVector<int32_t>({3})}}, {"r"}, {}, &out);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
@@ -136,7 +128,7 @@ TEST(SessionTest, KernelErrorAbortsTheStepAndTheSessionStaysUsable) {
 // graph_run fuzzer).
 TEST(SessionTest, RunWithNothingToDoReturns) {
   for (const GraphDef& g : {GraphDef(), Affine()}) {
-    auto session = NewSession(g);
+    auto session = NewTestSession(g);
     std::vector<Tensor> out;
     RunOrAbort("Session::Run with no fetches and no targets", [&] {
       EXPECT_OK(session->Run({}, {}, {}, &out));
@@ -156,7 +148,7 @@ TEST(SessionTest, FetchingADeadTensorIsInvalidArgument) {
   b.Const("pred", MakeScalar<bool>(false));
   b.Op("switch", "Switch", {"data", "pred"}, {{"T", F()}});
   b.Op("taken", "Identity", {"switch:1"}, {{"T", F()}});
-  auto session = NewSession(b.graph());
+  auto session = NewTestSession(b.graph());
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({}, {"switch:0"}, {}, &out));
   for (const char* fetch : {"switch:1", "taken:0"}) {
@@ -169,7 +161,7 @@ TEST(SessionTest, FetchingADeadTensorIsInvalidArgument) {
 }
 
 TEST(SessionTest, ExtendAddsNodes) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   GraphBuilder more;
   more.Op("y2", "Square", {"y"}, {{"T", F()}});
   ASSERT_OK(session->Extend(more.graph()));
@@ -181,7 +173,7 @@ TEST(SessionTest, ExtendAddsNodes) {
 }
 
 TEST(SessionTest, ConcurrentRunsAgree) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   std::vector<Tensor> ref;
   ASSERT_OK(session->Run({{"x", X()}}, {"total"}, {}, &ref));
   std::vector<std::thread> threads;
@@ -199,7 +191,7 @@ TEST(SessionTest, ConcurrentRunsAgree) {
 }
 
 TEST(SessionTest, StepStatsNameEveryNodeThatRan) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   RunOptions options;
   options.trace = true;
   RunMetadata meta;
@@ -220,14 +212,14 @@ TEST(SessionTest, StepStatsNameEveryNodeThatRan) {
 }
 
 TEST(SessionTest, ListDevices) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   auto devices = session->ListDevices();
   ASSERT_FALSE(devices.empty());
   EXPECT_EQ(devices[0].type, "CPU");
 }
 
 TEST(SessionTest, ClosedSessionRejectsRuns) {
-  auto session = NewSession(Affine());
+  auto session = NewTestSession(Affine());
   ASSERT_OK(session->Close());
   EXPECT_EQ(session->Run({{"x", X()}}, {"y"}, {}, nullptr).code(), Code::kCancelled);
 }

@@ -14,14 +14,7 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
 AttrValue Str(const std::string& s) { return AttrValue::String(s); }
-
-std::unique_ptr<Session> NewSession(const GraphDef& g) {
-  auto s = Session::Create(&TestRuntime(), g);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return std::move(s).value();
-}
 
 // v = VariableV2 [2]; init: v = [1, 2]; inc: v += [10, 20]; read: v * 1.
 GraphDef RefVariableGraph(const std::string& container, const std::string& shared_name) {
@@ -40,7 +33,7 @@ GraphDef RefVariableGraph(const std::string& container, const std::string& share
 }
 
 TEST(VariableTest, AssignAddAndReadWithReferenceSemantics) {
-  auto session = NewSession(RefVariableGraph("", "ref_var_a"));
+  auto session = NewTestSession(RefVariableGraph("", "ref_var_a"));
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({}, {"init"}, {}, &out));
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{1, 2}));
@@ -54,7 +47,7 @@ TEST(VariableTest, AssignAddAndReadWithReferenceSemantics) {
 }
 
 TEST(VariableTest, ReadingAnUninitializedVariableIsAClearError) {
-  auto session = NewSession(RefVariableGraph("", "ref_var_uninit"));
+  auto session = NewTestSession(RefVariableGraph("", "ref_var_uninit"));
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({}, {"is_init"}, {}, &out));
   EXPECT_FALSE(out[0].at<bool>(0));
@@ -64,16 +57,16 @@ TEST(VariableTest, ReadingAnUninitializedVariableIsAClearError) {
 }
 
 TEST(VariableTest, DefaultContainerIsSharedBySessionsAndNamedOnesCanBeReset) {
-  auto a = NewSession(RefVariableGraph("", "shared_default"));
-  auto b = NewSession(RefVariableGraph("", "shared_default"));
+  auto a = NewTestSession(RefVariableGraph("", "shared_default"));
+  auto b = NewTestSession(RefVariableGraph("", "shared_default"));
   std::vector<Tensor> out;
   ASSERT_OK(a->Run({}, {}, {"init"}, nullptr));
   ASSERT_OK(b->Run({}, {}, {"inc"}, nullptr));  // b sees a's variable
   ASSERT_OK(a->Run({}, {"read"}, {}, &out));
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{11, 22}));
 
-  auto c = NewSession(RefVariableGraph("experiment", "shared_named"));
-  auto d = NewSession(RefVariableGraph("experiment", "shared_named"));
+  auto c = NewTestSession(RefVariableGraph("experiment", "shared_named"));
+  auto d = NewTestSession(RefVariableGraph("experiment", "shared_named"));
   ASSERT_OK(c->Run({}, {}, {"init"}, nullptr));
   ASSERT_OK(d->Run({}, {"read"}, {}, &out));
   EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{1, 2}));
@@ -100,7 +93,7 @@ GraphDef ResourceVariableGraph(const std::string& name) {
 }
 
 TEST(VariableTest, ResourceVariablesCopyOnWrite) {
-  auto session = NewSession(ResourceVariableGraph("resource_var"));
+  auto session = NewTestSession(ResourceVariableGraph("resource_var"));
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({}, {"is_init"}, {}, &out));
   EXPECT_FALSE(out[0].at<bool>(0));
@@ -149,7 +142,7 @@ GraphDef QueueGraph(const std::string& name, bool shuffle = false) {
 }
 
 TEST(QueueTest, ProducerAndConsumerInConcurrentRuns) {
-  auto session = NewSession(QueueGraph("fifo_pc"));
+  auto session = NewTestSession(QueueGraph("fifo_pc"));
   constexpr int kItems = 200;
   std::thread producer([&] {
     for (int i = 0; i < kItems; ++i)
@@ -167,7 +160,7 @@ TEST(QueueTest, ProducerAndConsumerInConcurrentRuns) {
 }
 
 TEST(QueueTest, DequeueManyBatchesAndUpToDrainsAClosedQueue) {
-  auto session = NewSession(QueueGraph("fifo_many"));
+  auto session = NewTestSession(QueueGraph("fifo_many"));
   std::vector<Tensor> out;
   ASSERT_OK(session->Run({{"batch", MakeVector<float>({1, 2, 3, 4})}}, {}, {"enqueue_many"},
                          nullptr));
@@ -184,7 +177,7 @@ TEST(QueueTest, DequeueManyBatchesAndUpToDrainsAClosedQueue) {
 }
 
 TEST(QueueTest, BlockedDequeueIsReleasedByClose) {
-  auto session = NewSession(QueueGraph("fifo_close"));
+  auto session = NewTestSession(QueueGraph("fifo_close"));
   Status blocked;
   std::thread consumer([&] { blocked = session->Run({}, {"dequeue"}, {}, nullptr); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -194,7 +187,7 @@ TEST(QueueTest, BlockedDequeueIsReleasedByClose) {
 }
 
 TEST(QueueTest, BlockedDequeueIsReleasedByTheStepTimeout) {
-  auto session = NewSession(QueueGraph("fifo_timeout"));
+  auto session = NewTestSession(QueueGraph("fifo_timeout"));
   RunOptions options;
   options.timeout_ms = 50;
   RunMetadata meta;
@@ -213,14 +206,14 @@ TEST(QueueTest, DequeueWithItsOwnTimeoutGivesDeadlineExceeded) {
   more.Op("dequeue_30ms", "QueueDequeueV2", {"q"},
           {{"component_types", AttrValue::TypeList({DT_FLOAT})}, {"timeout_ms", AttrValue::Int(30)}});
   for (const NodeDef& n : more.graph().node) g.node.push_back(n);
-  auto session = NewSession(g);
+  auto session = NewTestSession(g);
   Status s = session->Run({}, {"dequeue_30ms"}, {}, nullptr);
   EXPECT_EQ(s.code(), Code::kDeadlineExceeded) << s;
   EXPECT_NE(s.message().find("timed out after 30 ms"), std::string::npos) << s;
 }
 
 TEST(QueueTest, BlockedDequeueIsReleasedBySessionClose) {
-  auto session = NewSession(QueueGraph("fifo_session_close"));
+  auto session = NewTestSession(QueueGraph("fifo_session_close"));
   Status blocked;
   std::thread consumer([&] { blocked = session->Run({}, {"dequeue"}, {}, nullptr); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -230,7 +223,7 @@ TEST(QueueTest, BlockedDequeueIsReleasedBySessionClose) {
 }
 
 TEST(QueueTest, BlockedEnqueueWaitsForRoom) {
-  auto session = NewSession(QueueGraph("fifo_full"));
+  auto session = NewTestSession(QueueGraph("fifo_full"));
   ASSERT_OK(session->Run({{"batch", MakeVector<float>({1, 2, 3, 4})}}, {}, {"enqueue_many"},
                          nullptr));
   std::atomic<bool> done{false};
@@ -248,7 +241,7 @@ TEST(QueueTest, BlockedEnqueueWaitsForRoom) {
 
 TEST(QueueTest, RandomShuffleQueueKeepsMinAfterDequeueAndIsSeeded) {
   auto run_once = [](const std::string& name) {
-    auto session = NewSession(QueueGraph(name, true));
+    auto session = NewTestSession(QueueGraph(name, true));
     EXPECT_OK(session->Run({{"batch", MakeVector<float>({1, 2, 3, 4})}}, {}, {"enqueue_many"},
                            nullptr));
     std::vector<float> got;

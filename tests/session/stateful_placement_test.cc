@@ -12,8 +12,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue F() { return AttrValue::Type(DT_FLOAT); }
-
 // v has no requested device. Alone with its initializer it would go to CPU:0 (ties go to the
 // lowest index); "inc" takes v's reference and asks for CPU:1, which binds v there whenever inc
 // is in the graph.

@@ -21,14 +21,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue T(DataType t) { return AttrValue::Type(t); }
-
-std::unique_ptr<Session> NewSession(const GraphDef& g) {
-  auto s = Session::Create(&TestRuntime(), g);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
-
 // An optimizer op: its variables (var first), the rest of its inputs in order, its attrs.
 struct Optimizer {
   std::string name;
@@ -188,7 +180,8 @@ TEST(Optimizers, MatchTheReferenceStepByStep) {
           for (bool use_locking : {false, true}) {
             const Config c{resource, dtype, nesterov, use_locking};
             SCOPED_TRACE(c.Name(*op));
-            auto session = NewSession(OptimizerGraph(*op, c, "ref_step_" + c.Name(*op) + "_", 5));
+            auto session =
+                NewTestSession(OptimizerGraph(*op, c, "ref_step_" + c.Name(*op) + "_", 5));
             ASSERT_NE(session, nullptr);
             Values state = InitialValues(*op);
             std::vector<std::pair<std::string, Tensor>> init;
@@ -243,14 +236,14 @@ void ExpectErrorContaining(const Status& s, Code code, const std::vector<std::st
 
 TEST(Optimizers, UninitializedSlotsAreErrorsNamingTheNodeAndInput) {
   const Config ref{false, DT_FLOAT, false, true}, resource{true, DT_FLOAT, false, false};
-  auto session = NewSession(OptimizerGraph(kMomentum, ref, "uninit_ref_", 5));
+  auto session = NewTestSession(OptimizerGraph(kMomentum, ref, "uninit_ref_", 5));
   ASSERT_NE(session, nullptr);
   ASSERT_OK(Initialize(*session, kMomentum, DT_FLOAT, {"var"}));
   Status s = session->Run(StepFeeds(HyperParameters(kMomentum, 1), DT_FLOAT, Gradient(1, 5)), {},
                           {"step"}, nullptr);
   ExpectErrorContaining(s, Code::kFailedPrecondition, {"node step", "uninitialized", "accum"});
 
-  session = NewSession(OptimizerGraph(kAdam, resource, "uninit_resource_", 5));
+  session = NewTestSession(OptimizerGraph(kAdam, resource, "uninit_resource_", 5));
   ASSERT_NE(session, nullptr);
   ASSERT_OK(Initialize(*session, kAdam, DT_FLOAT, {"var", "v"}));
   s = session->Run(StepFeeds(HyperParameters(kAdam, 1), DT_FLOAT, Gradient(1, 5)), {}, {"step"},
@@ -265,7 +258,7 @@ TEST(Optimizers, UninitializedSlotsAreErrorsNamingTheNodeAndInput) {
 
 TEST(Optimizers, BadShapesAndTypesAreErrorsNamingTheInput) {
   const Config resource{true, DT_FLOAT, false, false}, ref{false, DT_DOUBLE, true, false};
-  auto session = NewSession(OptimizerGraph(kRMSProp, resource, "shapes_resource_", 5));
+  auto session = NewTestSession(OptimizerGraph(kRMSProp, resource, "shapes_resource_", 5));
   ASSERT_NE(session, nullptr);
   const Scalars h = HyperParameters(kRMSProp, 1);
   // A slot of another shape than var (resource variables hold any shape).
@@ -305,7 +298,7 @@ TEST(Optimizers, BadShapesAndTypesAreErrorsNamingTheInput) {
   b.Const("lr", MakeScalar<float>(1));
   b.Const("grad", MakeVector<float>({1, 1}));
   b.Op("step", "ResourceApplyMomentum", {"v", "h", "lr", "grad", "lr"}, {{"T", T(DT_FLOAT)}});
-  session = NewSession(b.graph());
+  session = NewTestSession(b.graph());
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Run({}, {}, {"init_accum", "init_var"}, nullptr));
   ExpectErrorContaining(session->Run({}, {}, {"step"}, nullptr), Code::kInvalidArgument,
@@ -315,7 +308,7 @@ TEST(Optimizers, BadShapesAndTypesAreErrorsNamingTheInput) {
   GraphDef g = OptimizerGraph(kMomentum, ref, "shapes_ref_", 5);
   for (NodeDef& n : g.node)
     if (n.name == "accum") n.attr["shape"] = AttrValue::Shape(PartialTensorShape({4}));
-  session = NewSession(g);
+  session = NewTestSession(g);
   ASSERT_NE(session, nullptr);
   ASSERT_OK(Initialize(*session, kMomentum, DT_DOUBLE, {"var", "accum"}, {{"accum", 4}}));
   s = session->Run(StepFeeds(HyperParameters(kMomentum, 1), DT_DOUBLE, Gradient(1, 5)), {"step"},
@@ -348,7 +341,7 @@ TEST(Optimizers, AVariableNamedTwiceIsLockedOnce) {
       b.Op("read", "ReadVariableOp", {"x"}, {{"dtype", T(DT_FLOAT)}});
     else
       b.Op("read", "Identity", {"x"}, {{"T", T(DT_FLOAT)}});
-    auto session = NewSession(b.graph());
+    auto session = NewTestSession(b.graph());
     ASSERT_NE(session, nullptr);
     ASSERT_OK(session->Run({}, {}, {"init"}, nullptr));
     ASSERT_OK(session->Run({}, {}, {"step"}, nullptr));
@@ -396,7 +389,7 @@ TEST(Optimizers, OpsSharingVariablesInSwappedRolesDoNotDeadlock) {
       b.Op("read_a", "Identity", {"a"}, {{"T", T(DT_FLOAT)}});
       b.Op("read_b", "Identity", {"b"}, {{"T", T(DT_FLOAT)}});
     }
-    auto session = NewSession(b.graph());
+    auto session = NewTestSession(b.graph());
     ASSERT_NE(session, nullptr);
     ASSERT_OK(session->Run({}, {}, {"init_a", "init_b"}, nullptr));
     constexpr int kThreads = 3, kRounds = 100;

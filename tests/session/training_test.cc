@@ -15,14 +15,6 @@ namespace {
 
 using namespace test;  // NOLINT
 
-AttrValue T(DataType t = DT_FLOAT) { return AttrValue::Type(t); }
-
-std::unique_ptr<Session> NewSession(const GraphDef& g) {
-  auto s = Session::Create(&TestRuntime(), g);
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? std::move(s).value() : nullptr;
-}
-
 // var = x0 - steps * alpha * delta, computed one step at a time as the kernel does (in T).
 template <typename V>
 std::vector<V> Descend(std::vector<V> var, V alpha, const std::vector<V>& delta, int steps) {
@@ -51,7 +43,7 @@ GraphDef RefDescentGraph(const std::string& shared_name, DataType t = DT_FLOAT,
 
 TEST(ApplyGradientDescent, UpdatesAReferenceVariableInPlaceStepByStep) {
   for (bool use_locking : {false, true}) {
-    auto session = NewSession(
+    auto session = NewTestSession(
         RefDescentGraph(use_locking ? "gd_ref_locked" : "gd_ref", DT_FLOAT, use_locking));
     ASSERT_NE(session, nullptr);
     const std::vector<float> x0 = {1, 2, 3}, delta = {0.5f, -1, 4};
@@ -70,7 +62,7 @@ TEST(ApplyGradientDescent, UpdatesAReferenceVariableInPlaceStepByStep) {
 }
 
 TEST(ApplyGradientDescent, DoubleVariablesAndAlphaZero) {
-  auto session = NewSession(RefDescentGraph("gd_ref_double", DT_DOUBLE));
+  auto session = NewTestSession(RefDescentGraph("gd_ref_double", DT_DOUBLE));
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Run({{"init_value", MakeVector<double>({1, 2, 3})}}, {}, {"init"}, nullptr));
   std::vector<Tensor> out;
@@ -85,7 +77,7 @@ TEST(ApplyGradientDescent, DoubleVariablesAndAlphaZero) {
 }
 
 TEST(ApplyGradientDescent, BadShapesAndUninitializedVariablesAreErrors) {
-  auto session = NewSession(RefDescentGraph("gd_ref_errors"));
+  auto session = NewTestSession(RefDescentGraph("gd_ref_errors"));
   ASSERT_NE(session, nullptr);
   std::vector<Tensor> out;
   Status s =
@@ -155,7 +147,7 @@ GraphDef ResourceDescentGraph(const std::string& shared_name) {
 }
 
 TEST(ResourceApplyGradientDescent, UpdatesAResourceVariableStepByStep) {
-  auto session = NewSession(ResourceDescentGraph("gd_resource"));
+  auto session = NewTestSession(ResourceDescentGraph("gd_resource"));
   ASSERT_NE(session, nullptr);
   const std::vector<float> x0 = {4, -2, 0.5f, 8}, delta = {1, 2, -3, 0.25f};
   const float alpha = 0.5f;
@@ -172,7 +164,7 @@ TEST(ResourceApplyGradientDescent, UpdatesAResourceVariableStepByStep) {
 }
 
 TEST(ResourceApplyGradientDescent, AValueReadBeforeTheUpdateKeepsTheOldValue) {
-  auto session = NewSession(ResourceDescentGraph("gd_resource_cow"));
+  auto session = NewTestSession(ResourceDescentGraph("gd_resource_cow"));
   ASSERT_NE(session, nullptr);
   const TensorShape shape({2, 2});
   ASSERT_OK(
@@ -189,7 +181,7 @@ TEST(ResourceApplyGradientDescent, AValueReadBeforeTheUpdateKeepsTheOldValue) {
 }
 
 TEST(ResourceApplyGradientDescent, ErrorsNameTheProblem) {
-  auto session = NewSession(ResourceDescentGraph("gd_resource_errors"));
+  auto session = NewTestSession(ResourceDescentGraph("gd_resource_errors"));
   ASSERT_NE(session, nullptr);
   const TensorShape shape({2, 2});
   auto step = [&](Tensor alpha, Tensor delta) {
@@ -224,7 +216,7 @@ TEST(ResourceApplyGradientDescent, AVariableOfAnotherDtypeIsAnError) {
   b.Const("alpha", MakeScalar<float>(1));
   b.Const("delta", MakeVector<float>({1, 1}));
   b.Op("step", "ResourceApplyGradientDescent", {"h", "alpha", "delta"}, {{"T", T()}});
-  auto session = NewSession(b.graph());
+  auto session = NewTestSession(b.graph());
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Run({}, {}, {"assign"}, nullptr));
   Status s = session->Run({}, {}, {"step"}, nullptr);

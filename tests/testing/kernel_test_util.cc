@@ -2,6 +2,7 @@
 #include "kernel_test_util.h"
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,37 @@ Runtime& TestRuntimeWith(int inter_op_threads, int cpu_devices) {
     rt = std::move(created).value();
   }
   return *rt;
+}
+
+std::unique_ptr<Session> NewTestSession(const GraphDef& g, Runtime* rt) {
+  auto s = Session::Create(rt, g);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+const NodeDef* FindNode(const GraphDef& g, const std::string& name) {
+  for (const NodeDef& n : g.node)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.is_open()) << "cannot open " << path;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+NodeDef NodeOf(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+               AttrMap attrs, const std::string& device) {
+  NodeDef n;
+  n.name = name;
+  n.op = op;
+  n.input = std::move(inputs);
+  n.attr = std::move(attrs);
+  n.device = device;
+  return n;
 }
 
 NodeDef MakeNode(const std::string& op, int num_inputs,

@@ -14,6 +14,7 @@
 #include "conflux/graph_def.h"
 #include "conflux/kernel_runner.h"
 #include "conflux/runtime.h"
+#include "conflux/session.h"
 #include "conflux/status.h"
 #include "conflux/tensor.h"
 
@@ -45,6 +46,22 @@ StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixtures(const std::vector<std::st
 inline StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixture(const std::string& name) {
   return RuntimeWithFixtures({name});
 }
+
+// The AttrValue of a dtype, for a node's "T" or "dtype" attr; F() is float's.
+inline AttrValue Type(DataType t) { return AttrValue::Type(t); }
+inline AttrValue T(DataType t = DT_FLOAT) { return AttrValue::Type(t); }
+inline AttrValue F() { return AttrValue::Type(DT_FLOAT); }
+
+// A session for `g` on `rt`; nullptr and a failed expectation when it cannot be created.
+std::unique_ptr<Session> NewTestSession(const GraphDef& g, Runtime* rt = &TestRuntime());
+// The node named `name` in `g`, or nullptr.
+const NodeDef* FindNode(const GraphDef& g, const std::string& name);
+// The contents of the file at `path`; empty and a failed expectation when it cannot be read.
+std::string ReadFileBytes(const std::string& path);
+
+// A NodeDef `name` running `op` on `inputs`, with `attrs`, asking for `device`.
+NodeDef NodeOf(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+               AttrMap attrs = {}, const std::string& device = "");
 
 // A NodeDef named "node" for `op` with `num_inputs` data inputs ("in0", "in1", ...) and attrs.
 NodeDef MakeNode(const std::string& op, int num_inputs,

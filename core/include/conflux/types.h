@@ -41,6 +41,8 @@ enum DataType : int {
 };
 
 inline bool IsRefType(DataType d) { return d > kDataTypeRefOffset; }
+// A handle to state (a resource or a reference to a variable's buffer) rather than a value.
+inline bool IsResourceOrRef(DataType d) { return d == DT_RESOURCE || IsRefType(d); }
 inline DataType BaseType(DataType d) {
   return IsRefType(d) ? static_cast<DataType>(d - kDataTypeRefOffset) : d;
 }

@@ -376,7 +376,7 @@ class SplitKernel : public TensorArrayOpKernel {
   }
 };
 
-class ReadKernel : public TensorArrayOpKernel {
+class TensorArrayReadKernel : public TensorArrayOpKernel {
   Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t index, Index(c, 1));
     CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values,
@@ -493,7 +493,7 @@ class ConcatKernel : public TensorArrayOpKernel {
   PartialTensorShape except0_;
 };
 
-class SizeKernel : public TensorArrayOpKernel {
+class TensorArraySizeKernel : public TensorArrayOpKernel {
   Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t size, array.size());
     SetOutput(c, 0, Tensor::Scalar<int32_t>(DT_INT32, static_cast<int32_t>(size)));
@@ -501,7 +501,7 @@ class SizeKernel : public TensorArrayOpKernel {
   }
 };
 
-class CloseKernel : public TensorArrayOpKernel {
+class TensorArrayCloseKernel : public TensorArrayOpKernel {
   Status Run(KernelContext*, TensorArray& array) override {
     array.Close();
     return Status();
@@ -541,9 +541,12 @@ void RegisterTensorArrayKernels(KernelRegistry* r) {
   reg(BuiltinKernelDef<GradKernel>("TensorArrayGradV3", "CPU", false, cheap,
                                    {"handle", "grad_handle"}));
   reg(BuiltinKernelDef<WriteKernel>("TensorArrayWriteV3", "CPU", false, cheap, {"handle"}));
-  reg(BuiltinKernelDef<ReadKernel>("TensorArrayReadV3", "CPU", false, cheap, {"handle"}));
-  reg(BuiltinKernelDef<SizeKernel>("TensorArraySizeV3", "CPU", false, cheap, {"handle"}));
-  reg(BuiltinKernelDef<CloseKernel>("TensorArrayCloseV3", "CPU", false, cheap, {"handle"}));
+  reg(BuiltinKernelDef<TensorArrayReadKernel>("TensorArrayReadV3", "CPU", false, cheap,
+                                              {"handle"}));
+  reg(BuiltinKernelDef<TensorArraySizeKernel>("TensorArraySizeV3", "CPU", false, cheap,
+                                              {"handle"}));
+  reg(BuiltinKernelDef<TensorArrayCloseKernel>("TensorArrayCloseV3", "CPU", false, cheap,
+                                               {"handle"}));
   // These copy whole tensors: not inexpensive.
   reg(BuiltinKernelDef<ScatterKernel>("TensorArrayScatterV3", "CPU", false, 0, {"handle"}));
   reg(BuiltinKernelDef<SplitKernel>("TensorArraySplitV3", "CPU", false, 0, {"handle"}));

@@ -26,8 +26,6 @@ bool IsStatefulOp(const std::string& op, const OpRegistration* reg) {
   return reg == nullptr || reg->def.is_stateful;
 }
 
-bool IsResourceOrRef(DataType t) { return t == DT_RESOURCE || IsRefType(t); }
-
 // A GraphDef can hold tensors of fixed-size dtypes and strings.
 bool IsEncodable(DataType t) {
   return !IsResourceOrRef(t) && t != DT_VARIANT && (DataTypeSize(t) > 0 || t == DT_STRING);

@@ -38,8 +38,6 @@ std::string RequestText(const Node& node) {
   return node.def().device.empty() ? "no device request" : "requests '" + node.def().device + "'";
 }
 
-bool IsResourceOrRef(DataType t) { return t == DT_RESOURCE || IsRefType(t); }
-
 class UnionFind {
  public:
   explicit UnionFind(int n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }

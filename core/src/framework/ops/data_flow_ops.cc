@@ -31,7 +31,7 @@ PartialTensorShape Prepend(int64_t leading, const PartialTensorShape& element) {
 }
 
 // The number of elements of a vector input: -1 when unknown.
-StatusOr<int64_t> VectorLength(const InferenceContext& c, int i) {
+StatusOr<int64_t> CheckedVectorLength(const InferenceContext& c, int i) {
   CFX_ASSIGN_OR_RETURN(PartialTensorShape s, c.WithRank(i, 1));
   return s.dim(0);
 }
@@ -102,7 +102,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
                        .Attr("element_shape: shape = { unknown_rank: true }")
                        .SetShapeFn([](InferenceContext& c) -> Status {
                          CFX_RETURN_IF_ERROR(ScalarInputs(c, {2}));
-                         CFX_ASSIGN_OR_RETURN(int64_t n, VectorLength(c, 1));
+                         CFX_ASSIGN_OR_RETURN(int64_t n, CheckedVectorLength(c, 1));
                          PartialTensorShape element;
                          CFX_RETURN_IF_ERROR(c.GetAttr("element_shape", &element));
                          c.set_output(0, Prepend(n, element));
@@ -120,7 +120,7 @@ void RegisterTensorArrayOps(OpRegistry* r) {
           .Attr("T: type")
           .SetShapeFn([](InferenceContext& c) -> Status {
             CFX_RETURN_IF_ERROR(ScalarInputs(c, {3}));
-            CFX_ASSIGN_OR_RETURN(int64_t n, VectorLength(c, 1));
+            CFX_ASSIGN_OR_RETURN(int64_t n, CheckedVectorLength(c, 1));
             CFX_ASSIGN_OR_RETURN(PartialTensorShape value, c.WithRankAtLeast(2, 1));
             if (n >= 0 && !value.unknown_rank() && value.dim(0) >= 0 && value.dim(0) != n)
               return c.Error(StrCat("value has ", value.dim(0), " rows (shape ", value.ToString(),
