@@ -41,6 +41,7 @@ void AppendActivation(const sdk::FusedEpilogue& e, dnnl::post_ops* ops) {
     case FusedActivation::kLeakyRelu:
       return ops->append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, e.leakyrelu_alpha, 0.0f);
     case FusedActivation::kGeluExact:  // not a convolution's epilogue (ReadFusedEpilogue)
+    case FusedActivation::kGeluApproximate:
       return;
   }
 }

@@ -660,16 +660,13 @@ TEST(FuseContractions, DenseOnASequenceFusesThroughItsReshape) {
   EXPECT_EQ(FindNode(kept, "bias")->input[0], "r");
 }
 
-// GELU as tf.nn.gelu(x, approximate=False) writes it, after a dense layer (through its Reshape
-// or not): it joins the _FusedMatMul as GeluExact, under the outer Mul's name.
-GraphBuilder DenseGelu(bool through_reshape, float half, const std::string& extra_reader) {
-  GraphBuilder b;
+// x [?, 4] -> MatMul by a Const [4, 3] (-> Reshape to [2, -1, 3]) -> BiasAdd "bias": a dense
+// layer, through its Reshape or not, for the GELU patterns below.
+void DenseLayer(GraphBuilder& b, bool through_reshape) {
   b.Placeholder("x", DT_FLOAT);
   b.Const("w", MakeTensor<float>(TensorShape({4, 3}), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
   b.Const("b", MakeTensor<float>(TensorShape({3}), {1, 2, 3}));
   b.Const("shape", MakeTensor<int32_t>(TensorShape({3}), {2, -1, 3}));
-  b.Const("half", MakeTensor<float>(TensorShape({}), {half}));
-  b.Const("scale", MakeTensor<float>(TensorShape({}), {0.70710677f}));
   b.Op("mm", "MatMul", {"x", "w"}, {{"T", kFloat}});
   std::string in = "mm";
   if (through_reshape) {
@@ -677,6 +674,15 @@ GraphBuilder DenseGelu(bool through_reshape, float half, const std::string& extr
     in = "r";
   }
   b.Op("bias", "BiasAdd", {in, "b"}, {{"T", kFloat}});
+}
+
+// GELU as tf.nn.gelu(x, approximate=False) writes it, after a dense layer (through its Reshape
+// or not): it joins the _FusedMatMul as GeluExact, under the outer Mul's name.
+GraphBuilder DenseGelu(bool through_reshape, float half, const std::string& extra_reader) {
+  GraphBuilder b;
+  b.Const("half", MakeTensor<float>(TensorShape({}), {half}));
+  b.Const("scale", MakeTensor<float>(TensorShape({}), {0.70710677f}));
+  DenseLayer(b, through_reshape);
   b.Op("gelu/mul", "Mul", {"half", "bias"}, {{"T", kFloat}});
   b.Op("gelu/neg", "Neg", {"bias"}, {{"T", kFloat}});
   b.Op("gelu/mul_1", "Mul", {"gelu/neg", "scale"}, {{"T", kFloat}});
@@ -718,6 +724,62 @@ TEST(FuseContractions, GeluJoinsTheDenseLayer) {
   GraphDef erfc_read_elsewhere = DenseGelu(false, 0.5f, "gelu/erfc").graph();
   EXPECT_EQ(FuseContractions(&erfc_read_elsewhere, {}, AlwaysCpu), 1);
   EXPECT_EQ(FindNode(erfc_read_elsewhere, "gelu")->op, "Mul");
+}
+
+// GELU as tf.nn.gelu(x, approximate=True) writes it, Mul(Mul(0.5, x), t) (form "keras"), or as
+// BERT writes it, Mul(x, Mul(0.5, t)) (form "bert"), t = AddV2(1, Tanh(Mul(sqrt(2/pi),
+// AddV2(x, Mul(0.044715, Pow(x, 3)))))), after a dense layer through its Reshape or not.
+GraphBuilder DenseTanhGelu(bool through_reshape, bool bert, float cubic) {
+  GraphBuilder b;
+  for (const auto& [name, v] : std::vector<std::pair<std::string, float>>{
+           {"half", 0.5f}, {"one", 1.0f}, {"three", 3.0f}, {"a", 0.7978845608028654f}, {"c", cubic}})
+    b.Const(name, MakeTensor<float>(TensorShape({}), {v}));
+  DenseLayer(b, through_reshape);
+  b.Op("gelu/pow", "Pow", {"bias", "three"}, {{"T", kFloat}});
+  b.Op("gelu/mul_1", "Mul", {"c", "gelu/pow"}, {{"T", kFloat}});
+  b.Op("gelu/add", "AddV2", {"bias", "gelu/mul_1"}, {{"T", kFloat}});
+  b.Op("gelu/mul_2", "Mul", {"gelu/add", "a"}, {{"T", kFloat}});
+  b.Op("gelu/tanh", "Tanh", {"gelu/mul_2"}, {{"T", kFloat}});
+  b.Op("gelu/add_1", bert ? "Add" : "AddV2", {"one", "gelu/tanh"}, {{"T", kFloat}});
+  if (bert) {
+    b.Op("gelu/mul", "Mul", {"gelu/add_1", "half"}, {{"T", kFloat}});
+    b.Op("gelu", "Mul", {"bias", "gelu/mul"}, {{"T", kFloat}});
+  } else {
+    b.Op("gelu/mul", "Mul", {"half", "bias"}, {{"T", kFloat}});
+    b.Op("gelu", "Mul", {"gelu/add_1", "gelu/mul"}, {{"T", kFloat}});
+  }
+  b.Op("out", "Identity", {"gelu"}, {{"T", kFloat}});
+  return b;
+}
+
+TEST(FuseContractions, TanhGeluJoinsTheDenseLayer) {
+  for (bool bert : {false, true}) {
+    for (bool through_reshape : {false, true}) {
+      SCOPED_TRACE(std::string(bert ? "bert " : "keras ") + (through_reshape ? "reshape" : ""));
+      GraphDef g = DenseTanhGelu(through_reshape, bert, 0.044715f).graph();
+      ASSERT_EQ(FuseContractions(&g, {}, AlwaysCpu), 2);
+      for (const char* gone : {"gelu/pow", "gelu/mul_1", "gelu/add", "gelu/mul_2", "gelu/tanh",
+                               "gelu/add_1", "gelu/mul", "half", "one", "three", "a", "c"})
+        EXPECT_EQ(FindNode(g, gone), nullptr) << gone;
+      const NodeDef* gelu = FindNode(g, "gelu");
+      ASSERT_NE(gelu, nullptr);
+      const NodeDef* fused = gelu;
+      if (through_reshape) {
+        EXPECT_EQ(gelu->op, "Reshape");
+        fused = FindNode(g, gelu->input[0]);
+        ASSERT_NE(fused, nullptr);
+      }
+      EXPECT_EQ(fused->op, "_FusedMatMul");
+      EXPECT_EQ(fused->input, (std::vector<std::string>{"x", "w", "b"}));
+      EXPECT_EQ(FusedOps(*fused), (std::vector<std::string>{"BiasAdd", "GeluApproximate"}));
+      EXPECT_EQ(g.node.size(), through_reshape ? 7u : 6u);
+    }
+  }
+  // Another cubic coefficient is not GELU: only MatMul + BiasAdd fuse.
+  GraphDef other = DenseTanhGelu(true, false, 0.05f).graph();
+  EXPECT_EQ(FuseContractions(&other, {}, AlwaysCpu), 1);
+  EXPECT_EQ(FindNode(other, "gelu/tanh")->op, "Tanh");
+  EXPECT_EQ(FindNode(other, "gelu")->op, "Mul");
 }
 
 // The predicate sees the fused node and the parts, contraction first, and can refuse.

@@ -55,7 +55,9 @@ TEST(BasicKernels, EnsureShapePassesFittingShapesAndNamesTheNodeOtherwise) {
       test::ExpectError(
           out, Code::kInvalidArgument,
           "input shape [2,3] is not compatible with the expected shape " + bad.ToString());
-      if (!out.ok()) EXPECT_NE(out.status().message().find("check"), std::string::npos);
+      if (!out.ok()) {
+        EXPECT_NE(out.status().message().find("check"), std::string::npos);
+      }
     }
   }
 }

@@ -220,49 +220,64 @@ TEST(FusedMatMul, MatchesMatMulThenBiasAddThenActivation) {
   }
 }
 
-// GELU as TensorFlow writes it, each op through its own kernel: Mul(0.5, y) * Erfc(Mul(Neg(y),
-// 1/sqrt(2))), y = the product plus the bias.
-Tensor UnfusedGelu(const Tensor& product, const Tensor& bias) {
+// GELU as TensorFlow writes it, each op through its own kernel, y = the product plus the bias:
+// exact, Mul(0.5, y) * Erfc(Mul(Neg(y), 1/sqrt(2))); approximate, Mul(0.5, y) *
+// AddV2(1, Tanh(Mul(sqrt(2/pi), AddV2(y, Mul(0.044715, Pow(y, 3)))))).
+Tensor UnfusedGelu(const Tensor& product, const Tensor& bias, bool approximate) {
   const AttrValue f = AttrValue::Type(DT_FLOAT);
   const Tensor y = RunNodeOk(MakeNode("BiasAdd", 2, {{"T", f}}), {product, bias});
   const NodeDef mul = MakeNode("Mul", 2, {{"T", f}});
+  const NodeDef add = MakeNode("AddV2", 2, {{"T", f}});
   const Tensor half = RunNodeOk(mul, {MakeScalar<float>(0.5f), y});
+  if (approximate) {
+    const Tensor cube = RunNodeOk(MakeNode("Pow", 2, {{"T", f}}), {y, MakeScalar<float>(3.0f)});
+    const Tensor sum = RunNodeOk(add, {y, RunNodeOk(mul, {MakeScalar<float>(0.044715f), cube})});
+    const Tensor scaled = RunNodeOk(mul, {MakeScalar<float>(0.7978845608028654f), sum});
+    const Tensor tanh = RunNodeOk(MakeNode("Tanh", 1, {{"T", f}}), {scaled});
+    return RunNodeOk(mul, {half, RunNodeOk(add, {MakeScalar<float>(1.0f), tanh})});
+  }
   const Tensor neg = RunNodeOk(MakeNode("Neg", 1, {{"T", f}}), {y});
   const Tensor scaled = RunNodeOk(mul, {neg, MakeScalar<float>(0.70710677f)});
   return RunNodeOk(mul, {half, RunNodeOk(MakeNode("Erfc", 1, {{"T", f}}), {scaled})});
 }
 
-// GeluExact gives the unfused ops' values: the same operations in the same order and the same
-// vectorized erfc, which may round a last bit otherwise where an element falls in a loop's
-// scalar remainder in one run and in its vector body in the other (4 ulp). Values from -12
-// (erfc's tail, where GELU is -0) to 12, over rows longer than the kernel's chunk and the vector
-// width, with the empty-sum case.
-TEST(FusedMatMul, GeluExactMatchesTheUnfusedOps) {
-  const Epilogue gelu{"GeluExact"};
-  for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {2, 3, 1500}}) {
-    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
-    const Tensor a = MakeTensor<float>({m, k}, Ramp<float>(m * k, 2.0));
-    const Tensor b = MakeTensor<float>({k, n}, Ramp<float>(k * n, 2.0));
-    const Tensor bias = MakeTensor<float>({n}, Ramp<float>(n, 4.0));
-    const Tensor product = RunNodeOk(MakeNode("MatMul", 2, {{"T", AttrValue::Type(DT_FLOAT)}}),
-                                     {a, b});
-    const Tensor fused = RunNodeOk(FusedMatMulNode(false, false, gelu), {a, b, bias});
-    ExpectTensorNear(UnfusedGelu(product, bias), fused, 1e-30, 5e-7);
-    // Negative and positive values both occur, and the tail gives -0.
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < fused.num_elements(); ++i) {
-      lo = std::min(lo, fused.at<float>(i));
-      hi = std::max(hi, fused.at<float>(i));
+// GeluExact and GeluApproximate give the unfused ops' values: the same operations in the same
+// order and the same vectorized erfc and tanh, which may round a last bit otherwise where an
+// element falls in a loop's scalar remainder in one run and in its vector body in the other
+// (4 ulp); GeluApproximate's x * x * x may differ from Pow's powf by an ulp, which matters only
+// where 1 + tanh cancels (x below -4, values below 1e-6). Values from -12 (the tail, where GELU
+// is -0) to 12, over rows longer than the kernel's chunk and the vector width, with the
+// empty-sum case.
+TEST(FusedMatMul, GeluMatchesTheUnfusedOps) {
+  for (const bool approximate : {false, true}) {
+    const Epilogue gelu{approximate ? "GeluApproximate" : "GeluExact"};
+    const double atol = approximate ? 1e-6 : 1e-30;
+    for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{3, 5, 7}, {2, 3, 1500}}) {
+      SCOPED_TRACE(gelu.activation + " " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                   std::to_string(n));
+      const Tensor a = MakeTensor<float>({m, k}, Ramp<float>(m * k, 2.0));
+      const Tensor b = MakeTensor<float>({k, n}, Ramp<float>(k * n, 2.0));
+      const Tensor bias = MakeTensor<float>({n}, Ramp<float>(n, 4.0));
+      const Tensor product =
+          RunNodeOk(MakeNode("MatMul", 2, {{"T", AttrValue::Type(DT_FLOAT)}}), {a, b});
+      const Tensor fused = RunNodeOk(FusedMatMulNode(false, false, gelu), {a, b, bias});
+      ExpectTensorNear(UnfusedGelu(product, bias, approximate), fused, atol, 5e-7);
+      // Negative and positive values both occur, and the tail gives -0.
+      float lo = 0, hi = 0;
+      for (int64_t i = 0; i < fused.num_elements(); ++i) {
+        lo = std::min(lo, fused.at<float>(i));
+        hi = std::max(hi, fused.at<float>(i));
+      }
+      EXPECT_LT(lo, -0.1f);
+      EXPECT_GT(hi, 1.0f);
     }
-    EXPECT_LT(lo, -0.1f);
-    EXPECT_GT(hi, 1.0f);
+    const Tensor bias = MakeTensor<float>({4}, {-12.0f, -1.0f, 0.5f, 12.0f});
+    const Tensor empty_sum = RunNodeOk(FusedMatMulNode(false, false, gelu),
+                                       {Tensor(DT_FLOAT, TensorShape({2, 0})),
+                                        Tensor(DT_FLOAT, TensorShape({0, 4})), bias});
+    const Tensor zeros = MakeTensor<float>({2, 4}, std::vector<float>(8, 0.0f));
+    ExpectTensorNear(UnfusedGelu(zeros, bias, approximate), empty_sum, atol, 5e-7);
   }
-  const Tensor bias = MakeTensor<float>({4}, {-12.0f, -1.0f, 0.5f, 12.0f});
-  const Tensor empty_sum = RunNodeOk(FusedMatMulNode(false, false, gelu),
-                                     {Tensor(DT_FLOAT, TensorShape({2, 0})),
-                                      Tensor(DT_FLOAT, TensorShape({0, 4})), bias});
-  ExpectTensorNear(UnfusedGelu(MakeTensor<float>({2, 4}, std::vector<float>(8, 0.0f)), bias), empty_sum, 1e-30,
-                   5e-7);
 }
 
 // With nothing to sum (k = 0, or no input channels) the result is the activated bias.
@@ -555,42 +570,62 @@ TEST(Remapping, SwishAgreesBitForBit) {
 
 // A transformer's feed-forward block as Keras writes it on a [batch, sequence, features] input:
 // Dense layers as Tensordot (Reshape -> MatMul -> Reshape -> BiasAdd), the first with GELU
-// (tf.nn.gelu, exact), the second with Relu. With remapping each dense layer is one
-// _FusedMatMul and no GELU op is left; the values agree with the unfused graph's.
+// (tf.nn.gelu, exact or approximate), the second with Relu. With remapping each dense layer is
+// one _FusedMatMul and no GELU op is left; the values agree with the unfused graph's.
 TEST(Remapping, DenseLayersOnSequencesFuseTheirBiasAndGelu) {
   const AttrValue f = AttrValue::Type(DT_FLOAT);
   const AttrValue i32 = AttrValue::Type(DT_INT32);
-  GraphBuilder b;
-  b.Placeholder("x", DT_FLOAT);
-  auto dense = [&](const std::string& name, const std::string& in, int64_t c, int64_t o) {
-    b.Const(name + "/flat_shape", MakeTensor<int32_t>({2}, {-1, static_cast<int32_t>(c)}));
-    b.Const(name + "/out_shape", MakeTensor<int32_t>({3}, {2, 5, static_cast<int32_t>(o)}));
-    b.Const(name + "/w", MakeTensor<float>({c, o}, Ramp<float>(c * o, 0.5)));
-    b.Const(name + "/b", MakeTensor<float>({o}, Ramp<float>(o, 1.0)));
-    b.Op(name + "/flat", "Reshape", {in, name + "/flat_shape"}, {{"T", f}, {"Tshape", i32}});
-    b.Op(name + "/mm", "MatMul", {name + "/flat", name + "/w"}, {{"T", f}});
-    b.Op(name + "/tensordot", "Reshape", {name + "/mm", name + "/out_shape"},
-         {{"T", f}, {"Tshape", i32}});
-    b.Op(name + "/bias", "BiasAdd", {name + "/tensordot", name + "/b"}, {{"T", f}});
-    return name + "/bias";
-  };
-  const std::string h = dense("d1", "x", 4, 6);
-  b.Const("half", MakeScalar<float>(0.5f));
-  b.Const("scale", MakeScalar<float>(0.70710677f));
-  b.Op("gelu/mul", "Mul", {"half", h}, {{"T", f}});
-  b.Op("gelu/neg", "Neg", {h}, {{"T", f}});
-  b.Op("gelu/mul_1", "Mul", {"gelu/neg", "scale"}, {{"T", f}});
-  b.Op("gelu/erfc", "Erfc", {"gelu/mul_1"}, {{"T", f}});
-  b.Op("gelu", "Mul", {"gelu/mul", "gelu/erfc"}, {{"T", f}});
-  b.Op("y", "Relu", {dense("d2", "gelu", 6, 3)}, {{"T", f}});
-  const Tensor x = MakeTensor<float>({2, 5, 4}, Ramp<float>(40));
-  RemappedRuns runs = RunWithAndWithoutRemapping(b.graph(), x, {"y", "gelu"});
-  EXPECT_EQ(runs.ops[0]["_FusedMatMul"], 2);
-  EXPECT_EQ(runs.ops[0]["Erfc"] + runs.ops[0]["BiasAdd"] + runs.ops[0]["Relu"], 0);
-  EXPECT_EQ(runs.ops[1]["Erfc"], 1);
-  EXPECT_EQ(runs.ops[1]["_FusedMatMul"], 0);
-  ASSERT_EQ(runs.results[0].size(), 2u);
-  EXPECT_EQ(runs.results[0][0].shape(), TensorShape({2, 5, 3}));
+  for (const bool approximate : {false, true}) {
+    SCOPED_TRACE(approximate ? "approximate" : "exact");
+    GraphBuilder b;
+    b.Placeholder("x", DT_FLOAT);
+    auto dense = [&](const std::string& name, const std::string& in, int64_t c, int64_t o) {
+      b.Const(name + "/flat_shape", MakeTensor<int32_t>({2}, {-1, static_cast<int32_t>(c)}));
+      b.Const(name + "/out_shape", MakeTensor<int32_t>({3}, {2, 5, static_cast<int32_t>(o)}));
+      b.Const(name + "/w", MakeTensor<float>({c, o}, Ramp<float>(c * o, 0.5)));
+      b.Const(name + "/b", MakeTensor<float>({o}, Ramp<float>(o, 1.0)));
+      b.Op(name + "/flat", "Reshape", {in, name + "/flat_shape"}, {{"T", f}, {"Tshape", i32}});
+      b.Op(name + "/mm", "MatMul", {name + "/flat", name + "/w"}, {{"T", f}});
+      b.Op(name + "/tensordot", "Reshape", {name + "/mm", name + "/out_shape"},
+           {{"T", f}, {"Tshape", i32}});
+      b.Op(name + "/bias", "BiasAdd", {name + "/tensordot", name + "/b"}, {{"T", f}});
+      return name + "/bias";
+    };
+    const std::string h = dense("d1", "x", 4, 6);
+    b.Const("half", MakeScalar<float>(0.5f));
+    b.Op("gelu/mul", "Mul", {"half", h}, {{"T", f}});
+    if (approximate) {
+      b.Const("three", MakeScalar<float>(3.0f));
+      b.Const("cubic", MakeScalar<float>(0.044715f));
+      b.Const("scale", MakeScalar<float>(0.7978845608028654f));
+      b.Const("one", MakeScalar<float>(1.0f));
+      b.Op("gelu/pow", "Pow", {h, "three"}, {{"T", f}});
+      b.Op("gelu/mul_1", "Mul", {"cubic", "gelu/pow"}, {{"T", f}});
+      b.Op("gelu/add", "AddV2", {h, "gelu/mul_1"}, {{"T", f}});
+      b.Op("gelu/mul_2", "Mul", {"scale", "gelu/add"}, {{"T", f}});
+      b.Op("gelu/tanh", "Tanh", {"gelu/mul_2"}, {{"T", f}});
+      b.Op("gelu/add_1", "AddV2", {"one", "gelu/tanh"}, {{"T", f}});
+      b.Op("gelu", "Mul", {"gelu/mul", "gelu/add_1"}, {{"T", f}});
+    } else {
+      b.Const("scale", MakeScalar<float>(0.70710677f));
+      b.Op("gelu/neg", "Neg", {h}, {{"T", f}});
+      b.Op("gelu/mul_1", "Mul", {"gelu/neg", "scale"}, {{"T", f}});
+      b.Op("gelu/erfc", "Erfc", {"gelu/mul_1"}, {{"T", f}});
+      b.Op("gelu", "Mul", {"gelu/mul", "gelu/erfc"}, {{"T", f}});
+    }
+    b.Op("y", "Relu", {dense("d2", "gelu", 6, 3)}, {{"T", f}});
+    const Tensor x = MakeTensor<float>({2, 5, 4}, Ramp<float>(40));
+    RemappedRuns runs = RunWithAndWithoutRemapping(b.graph(), x, {"y", "gelu"});
+    const char* gelu_op = approximate ? "Tanh" : "Erfc";
+    EXPECT_EQ(runs.ops[0]["_FusedMatMul"], 2);
+    EXPECT_EQ(runs.ops[0][gelu_op] + runs.ops[0]["BiasAdd"] + runs.ops[0]["Relu"] +
+                  runs.ops[0]["Mul"],
+              0);
+    EXPECT_EQ(runs.ops[1][gelu_op], 1);
+    EXPECT_EQ(runs.ops[1]["_FusedMatMul"], 0);
+    ASSERT_EQ(runs.results[0].size(), 2u);
+    EXPECT_EQ(runs.results[0][0].shape(), TensorShape({2, 5, 3}));
+  }
 }
 
 // A graph that TensorFlow's grappler fused (tests/fixtures/tf/make_fused_graph.py): every

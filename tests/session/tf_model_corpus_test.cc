@@ -1,9 +1,11 @@
 // Small models of common Keras model families (ResNet, MobileNetV2, EfficientNet, DenseNet,
-// Inception, VGG, ConvNeXt, a transformer encoder, LSTM and GRU), frozen by TensorFlow, run
+// Inception, VGG, ConvNeXt, transformer encoders, LSTM and GRU), frozen by TensorFlow, run
 // through a Session and compared with TensorFlow's own outputs. Fixtures: tests/fixtures/models
 // (made by make_models.py; manifest.txt lists the cases, one test per case).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,8 @@ const std::vector<FixtureCase>& AllCases() {
 }
 
 TEST(TfModelCorpus, ManifestListsEveryModel) {
-  // 12 cases when written (README.md); fewer means the manifest is missing or truncated.
-  EXPECT_EQ(AllCases().size(), 12u) << FixtureDir() << "/manifest.txt";
+  // 13 cases when written (README.md); fewer means the manifest is missing or truncated.
+  EXPECT_EQ(AllCases().size(), 13u) << FixtureDir() << "/manifest.txt";
   for (const FixtureCase& c : AllCases()) {
     EXPECT_TRUE(c.error.empty()) << c.name << ": " << c.error;
     EXPECT_TRUE(c.needs.empty()) << c.name << " is marked as needing ops: every model runs";
@@ -51,6 +53,26 @@ INSTANTIATE_TEST_SUITE_P(Models, TfModelCorpus, ::testing::Range<size_t>(0, AllC
                            return AllCases()[info.param].name;
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TfModelCorpus);
+
+// The session's remapper fuses both ways TensorFlow models write the tanh GELU into their dense
+// layers (MatchesTensorFlow checks the values): no Pow or Tanh is left to run.
+TEST(TfModelCorpus, TanhGeluJoinsTheDenseLayers) {
+  const auto it = std::find_if(AllCases().begin(), AllCases().end(),
+                               [](const FixtureCase& c) { return c.name == "transformer_tanh"; });
+  ASSERT_NE(it, AllCases().end());
+  LoadedCase loaded;
+  ASSERT_NO_FATAL_FAILURE(LoadFixtureCase(FixtureDir(), *it, &loaded));
+  std::unique_ptr<Session> session = NewTestSession(loaded.graph);
+  ASSERT_NE(session, nullptr);
+  std::vector<Tensor> outputs;
+  RunMetadata metadata;
+  ASSERT_OK(session->Run(RunOptions(), loaded.feeds, loaded.fetches, {}, &outputs, &metadata));
+  std::map<std::string, int> ops;
+  for (const auto& [device, part] : metadata.partition_graphs)
+    for (const NodeDef& n : part.node) ++ops[n.op];
+  EXPECT_EQ(ops["Pow"] + ops["Tanh"], 0);
+  EXPECT_GE(ops["_FusedMatMul"], 2);
+}
 
 }  // namespace
 }  // namespace cfx

@@ -17,6 +17,10 @@ constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
 // 1/sqrt(2) rounded to float: the factor of TensorFlow's exact GELU, 0.5 x erfc(-x / sqrt(2)),
 // the same as the CPU kernel's GeluExact (sdk::kGeluErfcScale, a layer above the passes).
 constexpr float kGeluErfcScale = 0.70710678118654752f;
+// sqrt(2/pi) and 0.044715 rounded to float: the factors of its tanh approximation,
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (sdk::kGeluTanhScale, sdk::kGeluTanhCubic).
+constexpr float kGeluTanhScale = 0.7978845608028654f;
+constexpr float kGeluTanhCubic = 0.044715f;
 
 // The fused op of each contraction, and the contraction's attrs that it also has (MatMul's
 // grad_a/grad_b hints are not among them; DepthwiseConv2dNative's fused op has no explicit
@@ -352,8 +356,7 @@ class Remapper {
   // the Mul's name (one pass over x instead of three), where the predicate says a CPU runs it.
   bool TryFuseSwish(size_t mul_index) {
     NodeDef& mul = graph_.node[mul_index];
-    if (TypeAttr(mul) != DT_FLOAT || mul.input.size() < 2 || IsControl(mul.input[1]))
-      return false;
+    if (TypeAttr(mul) != DT_FLOAT || mul.input.size() < 2 || IsControl(mul.input[1])) return false;
     for (int side = 0; side < 2; ++side) {
       NodeDef* sigmoid = SoleProducer(mul.input[side]);
       if (sigmoid == nullptr || sigmoid->op != "Sigmoid" || sigmoid->input.empty() ||
@@ -432,7 +435,7 @@ class Remapper {
           shape->num_elements() == 0)
         return false;
       const int64_t last = shape->num_elements() - 1;
-      const int64_t columns = shape->dtype() == DT_INT32 ? shape->at<int32_t>(last)
+      const int64_t columns = shape->dtype() == DT_INT32   ? shape->at<int32_t>(last)
                               : shape->dtype() == DT_INT64 ? shape->at<int64_t>(last)
                                                            : -1;
       if (columns != layout->channels) return false;
@@ -456,31 +459,41 @@ class Remapper {
 
   // Whether Mul `mul` multiplies by a float Const scalar (not kept) equal to `factor`: then
   // `*other` is its other input and `*factor_name` the Const's name.
-  bool MulByScalar(const NodeDef& mul, float factor, std::string* other,
-                   std::string* factor_name) {
-    if (mul.op != "Mul" || mul.input.size() < 2 || IsControl(mul.input[1]) ||
-        TypeAttr(mul) != DT_FLOAT)
+  bool MulByScalar(const NodeDef& mul, float factor, std::string* other, std::string* factor_name) {
+    return WithScalar(mul, "Mul", factor, other, factor_name);
+  }
+
+  // One of TensorFlow's GELU compositions, matched at its outer Mul: its input x (read
+  // `x_reads` times, all by the pattern), the nodes it removes besides the outer Mul, the Consts
+  // whose reads they drop, and the fused_ops activation that computes it.
+  struct GeluMatch {
+    std::string x;
+    int x_reads = 0;
+    std::vector<NodeDef*> inner;
+    std::vector<std::string> consts;
+    const char* activation = nullptr;
+  };
+
+  // Op `op` (or, for "AddV2", also "Add") of float with a Const scalar `value` on one side: the
+  // other input in `*other`, the Const's name in `*const_name`.
+  bool WithScalar(const NodeDef& n, const char* op, float value, std::string* other,
+                  std::string* const_name) {
+    const bool add = std::string(op) == "AddV2";
+    if ((n.op != op && !(add && n.op == "Add")) || n.input.size() < 2 || IsControl(n.input[1]) ||
+        TypeAttr(n) != DT_FLOAT)
       return false;
     for (int side = 0; side < 2; ++side) {
-      const Tensor* t = ConstOperand(mul.input[side], factor_name);
-      if (t == nullptr || t->rank() != 0 || t->at<float>(0) != factor) continue;
-      *other = mul.input[1 - side];
+      const Tensor* t = ConstOperand(n.input[side], const_name);
+      if (t == nullptr || t->rank() != 0 || t->at<float>(0) != value) continue;
+      *other = n.input[1 - side];
       return true;
     }
     return false;
   }
 
-  // GELU as TensorFlow writes it (tf.nn.gelu(x, approximate=False), Keras' "gelu"):
-  //   Mul(Mul(0.5, x), Erfc(Mul(Neg(x), 0.70710677)))   (every Mul in either order)
-  // where x is a _FusedMatMul that only adds its bias, or a Reshape of one (a Dense layer on a
-  // rank-3 input, after TrySinkReshape), and the GELU's nodes are x's only readers: the product
-  // takes the GELU as fused_ops [BiasAdd, GeluExact], and the outer Mul's name goes to the
-  // product (or to the Reshape, which then reads it). The fused kernel computes the same ops in
-  // the same order with the same vectorized erfc.
-  bool TryFuseGelu(size_t mul_index) {
-    NodeDef& mul = graph_.node[mul_index];
-    if (mul.input.size() < 2 || IsControl(mul.input[1]) || TypeAttr(mul) != DT_FLOAT)
-      return false;
+  // The exact GELU (tf.nn.gelu(x, approximate=False), Keras' "gelu"):
+  //   Mul(Mul(0.5, x), Erfc(Mul(Neg(x), 0.70710677)))   (every Mul in either order).
+  bool MatchGeluExact(const NodeDef& mul, GeluMatch* m) {
     for (int side = 0; side < 2; ++side) {
       NodeDef* erfc = SoleProducer(mul.input[side]);
       NodeDef* half = SoleProducer(mul.input[1 - side]);
@@ -496,49 +509,114 @@ class Remapper {
       if (neg == nullptr || neg->op != "Neg" || neg->input.empty() || neg->input[0] != x ||
           TypeAttr(*neg) != DT_FLOAT)
         continue;
-      // x is read by the Neg and the half Mul, and by nothing else.
-      NodeDef* reshape = ProducerReadBy(x, 2);
-      if (reshape == nullptr) continue;
-      NodeDef* product = reshape;
-      if (reshape->op == "Reshape") {
-        product = reshape->input.size() == 2 ? SoleProducer(reshape->input[0]) : nullptr;
-      } else {
-        reshape = nullptr;
-      }
-      if (product == nullptr || !FusedBiasOnly(*product, "_FusedMatMul")) continue;
-      std::vector<const NodeDef*> removed = {neg, scaled, erfc, half};
-      if (reshape == nullptr) removed.push_back(&mul);
-      std::vector<const NodeDef*> parts = {product};
-      parts.insert(parts.end(), removed.begin(), removed.end());
-      if (reshape != nullptr) parts.push_back(&mul);
-      if (std::any_of(parts.begin(), parts.end(),
-                      [&](const NodeDef* p) { return p->device != product->device; }) ||
-          (reshape != nullptr && reshape->device != product->device))
-        return false;
-      NodeDef fused = *product;
-      fused.attr["fused_ops"] = AttrValue::StringList({"BiasAdd", "GeluExact"});
-      AppendControlInputs(&fused, removed, parts);
-      if (!predicate_(fused, parts)) return false;
-
-      for (const NodeDef* p : {neg, scaled, erfc, half}) removed_[index_.at(p->name)] = true;
-      DropRead(half_name);
-      DropRead(scale_name);
-      if (reshape == nullptr) {
-        removed_[index_.at(product->name)] = true;
-        fused.name = mul.name;
-        mul = std::move(fused);
-        return true;
-      }
-      // The Reshape moves to the outer Mul's place and name; x's two reads become its one.
-      *product = std::move(fused);
-      NodeDef after = *reshape;
-      after.name = mul.name;
-      AppendControlInputs(&after, {&mul}, {half, erfc});
-      removed_[index_.at(reshape->name)] = true;
-      mul = std::move(after);
+      *m = {x, 2, {neg, scaled, erfc, half}, {half_name, scale_name}, "GeluExact"};
       return true;
     }
     return false;
+  }
+
+  // The tanh approximation (tf.nn.gelu(x, approximate=True), BERT's and GPT-2's gelu):
+  //   Mul(Mul(0.5, x), t) or Mul(x, Mul(0.5, t)), with
+  //   t = AddV2(1, Tanh(Mul(0.7978846, AddV2(x, Mul(0.044715, Pow(x, 3))))))
+  // (every Mul and AddV2 in either order; Add as AddV2).
+  bool MatchGeluTanh(const NodeDef& mul, GeluMatch* m) {
+    for (int side = 0; side < 2; ++side) {
+      NodeDef* half = SoleProducer(mul.input[side]);
+      std::string halved, half_name;
+      if (half == nullptr || !MulByScalar(*half, 0.5f, &halved, &half_name)) continue;
+      // Either the half Mul reads x and the other operand is t, or it reads t and the other
+      // operand is x.
+      for (int form = 0; form < 2; ++form) {
+        const std::string x = form == 0 ? halved : mul.input[1 - side];
+        NodeDef* plus_one = SoleProducer(form == 0 ? mul.input[1 - side] : halved);
+        std::string tanh_out, one_name, scaled_out, scale_name, sum_a, cubic_name, cube_out;
+        if (plus_one == nullptr || !WithScalar(*plus_one, "AddV2", 1.0f, &tanh_out, &one_name))
+          continue;
+        NodeDef* tanh = SoleProducer(tanh_out);
+        if (tanh == nullptr || tanh->op != "Tanh" || tanh->input.empty() ||
+            TypeAttr(*tanh) != DT_FLOAT)
+          continue;
+        NodeDef* scaled = SoleProducer(tanh->input[0]);
+        if (scaled == nullptr || !MulByScalar(*scaled, kGeluTanhScale, &scaled_out, &scale_name))
+          continue;
+        NodeDef* sum = SoleProducer(scaled_out);
+        if (sum == nullptr || (sum->op != "AddV2" && sum->op != "Add") || sum->input.size() < 2 ||
+            IsControl(sum->input[1]) || TypeAttr(*sum) != DT_FLOAT ||
+            (sum->input[0] != x && sum->input[1] != x))
+          continue;
+        NodeDef* cubic = SoleProducer(sum->input[sum->input[0] == x ? 1 : 0]);
+        if (cubic == nullptr || !MulByScalar(*cubic, kGeluTanhCubic, &cube_out, &cubic_name))
+          continue;
+        NodeDef* pow = SoleProducer(cube_out);
+        std::string three_name;
+        const Tensor* three = pow == nullptr || pow->op != "Pow" || pow->input.size() < 2 ||
+                                      pow->input[0] != x || TypeAttr(*pow) != DT_FLOAT
+                                  ? nullptr
+                                  : ConstOperand(pow->input[1], &three_name);
+        if (three == nullptr || three->rank() != 0 || three->at<float>(0) != 3.0f) continue;
+        *m = {x,
+              3,
+              {pow, cubic, sum, scaled, tanh, plus_one, half},
+              {half_name, one_name, scale_name, cubic_name, three_name},
+              "GeluApproximate"};
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // GELU as TensorFlow writes it, exact or approximate (MatchGeluExact, MatchGeluTanh), where x
+  // is a _FusedMatMul that only adds its bias, or a Reshape of one (a Dense layer on a rank-3
+  // input, after TrySinkReshape), and the GELU's nodes are x's only readers: the product takes
+  // the GELU as fused_ops [BiasAdd, GeluExact] or [BiasAdd, GeluApproximate], and the outer
+  // Mul's name goes to the product (or to the Reshape, which then reads it). The fused kernel
+  // computes the same ops in the same order (GeluExact with the same vectorized erfc;
+  // GeluApproximate with x * x * x for Pow(x, 3), within an ulp of it, and the same tanh).
+  bool TryFuseGelu(size_t mul_index) {
+    NodeDef& mul = graph_.node[mul_index];
+    if (mul.input.size() < 2 || IsControl(mul.input[1]) || TypeAttr(mul) != DT_FLOAT) return false;
+    GeluMatch m;
+    if (!MatchGeluExact(mul, &m) && !MatchGeluTanh(mul, &m)) return false;
+    NodeDef* reshape = ProducerReadBy(m.x, m.x_reads);
+    if (reshape == nullptr) return false;
+    NodeDef* product = reshape;
+    if (reshape->op == "Reshape") {
+      product = reshape->input.size() == 2 ? SoleProducer(reshape->input[0]) : nullptr;
+    } else {
+      reshape = nullptr;
+    }
+    if (product == nullptr || !FusedBiasOnly(*product, "_FusedMatMul")) return false;
+    std::vector<const NodeDef*> removed(m.inner.begin(), m.inner.end());
+    if (reshape == nullptr) removed.push_back(&mul);
+    std::vector<const NodeDef*> parts = {product};
+    parts.insert(parts.end(), removed.begin(), removed.end());
+    if (reshape != nullptr) parts.push_back(&mul);
+    if (std::any_of(parts.begin(), parts.end(),
+                    [&](const NodeDef* p) { return p->device != product->device; }) ||
+        (reshape != nullptr && reshape->device != product->device))
+      return false;
+    NodeDef fused = *product;
+    fused.attr["fused_ops"] = AttrValue::StringList({"BiasAdd", m.activation});
+    AppendControlInputs(&fused, removed, parts);
+    if (!predicate_(fused, parts)) return false;
+
+    for (const NodeDef* p : m.inner) removed_[index_.at(p->name)] = true;
+    for (const std::string& c : m.consts) DropRead(c);
+    if (reshape == nullptr) {
+      removed_[index_.at(product->name)] = true;
+      fused.name = mul.name;
+      mul = std::move(fused);
+      return true;
+    }
+    // The Reshape moves to the outer Mul's place and name; x's reads become its one.
+    *product = std::move(fused);
+    NodeDef after = *reshape;
+    after.name = mul.name;
+    AppendControlInputs(&after, {&mul},
+                        std::vector<const NodeDef*>(m.inner.begin(), m.inner.end()));
+    removed_[index_.at(reshape->name)] = true;
+    mul = std::move(after);
+    return true;
   }
 
   // Folds Pad(x, paddings) into the Conv2D or DepthwiseConv2dNative (NHWC, padding VALID or
@@ -553,8 +631,8 @@ class Remapper {
     const std::string padding = StringAttrOr(conv, "padding", "");
     if (padding != "VALID" && padding != "EXPLICIT") return false;
     NodeDef* pad = SoleProducer(conv.input[0]);
-    if (pad == nullptr || pad->op != "Pad" || pad->input.size() < 2 ||
-        IsControl(pad->input[1]) || pad->device != conv.device || TypeAttr(*pad) != TypeAttr(conv))
+    if (pad == nullptr || pad->op != "Pad" || pad->input.size() < 2 || IsControl(pad->input[1]) ||
+        pad->device != conv.device || TypeAttr(*pad) != TypeAttr(conv))
       return false;
     bool unused;
     const std::string amounts_name = ProducerName(pad->input[1], &unused);
@@ -595,8 +673,7 @@ class Remapper {
   // (FoldMultiplyIntoConv) for the batch normalization that Keras writes as x * scale + offset.
   bool TryFoldScale(size_t mul_index) {
     NodeDef& mul = graph_.node[mul_index];
-    if (TypeAttr(mul) != DT_FLOAT || mul.input.size() < 2 || IsControl(mul.input[1]))
-      return false;
+    if (TypeAttr(mul) != DT_FLOAT || mul.input.size() < 2 || IsControl(mul.input[1])) return false;
     for (int side = 0; side < 2; ++side) {
       std::optional<FoldableChain> c = Foldable(mul.input[side], mul.device);
       std::string scale_name;
@@ -609,8 +686,7 @@ class Remapper {
       auto scaled = [&](const Tensor& t, int64_t inner, int64_t channels) {
         Tensor out(DT_FLOAT, t.shape());
         for (int64_t e = 0; e < t.num_elements(); ++e)
-          out.at<float>(e) =
-              t.at<float>(e) * factors[per_channel ? (e / inner) % channels : 0];
+          out.at<float>(e) = t.at<float>(e) * factors[per_channel ? (e / inner) % channels : 0];
         return out;
       };
       NodeDef* filter = PrivateConst(c->contraction, 1);
@@ -632,8 +708,7 @@ class Remapper {
   // takes the Add's place and name (Keras' Conv2D with a bias, then BatchNormalization).
   bool TryMergeOffset(size_t add_index) {
     NodeDef& add = graph_.node[add_index];
-    if (TypeAttr(add) != DT_FLOAT || add.input.size() < 2 || IsControl(add.input[1]))
-      return false;
+    if (TypeAttr(add) != DT_FLOAT || add.input.size() < 2 || IsControl(add.input[1])) return false;
     for (int side = 0; side < 2; ++side) {
       std::optional<FoldableChain> c = Foldable(add.input[side], add.device);
       std::string offset_name;
@@ -865,9 +940,8 @@ FusionPredicate CpuOnlyPredicate(const std::vector<Device*>& devices, const OpRe
 
 TensorShapes InferTensorShapes(const GraphDef& graph, const OpRegistry& ops) {
   // Only residual adds after convolutions ask for shapes: a graph without one is not inferred.
-  if (std::none_of(graph.node.begin(), graph.node.end(), [](const NodeDef& n) {
-        return n.op == "Conv2D" || n.op == "_FusedConv2D";
-      }))
+  if (std::none_of(graph.node.begin(), graph.node.end(),
+                   [](const NodeDef& n) { return n.op == "Conv2D" || n.op == "_FusedConv2D"; }))
     return {};
   StatusOr<std::unique_ptr<Graph>> g = Graph::FromGraphDef(graph, &ops);
   if (!g.ok()) return {};
@@ -880,8 +954,7 @@ TensorShapes InferTensorShapes(const GraphDef& graph, const OpRegistry& ops) {
     if (!id.ok()) return std::nullopt;
     auto it = outputs->find(id->node);
     // A control input has port -1.
-    if (it == outputs->end() || id->port < 0 ||
-        id->port >= static_cast<int>(it->second.size()))
+    if (it == outputs->end() || id->port < 0 || id->port >= static_cast<int>(it->second.size()))
       return std::nullopt;
     return it->second[id->port];
   };

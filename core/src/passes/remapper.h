@@ -12,7 +12,9 @@
 // it (the same bits: x times the same sigmoid, rounded once). And GELU as TensorFlow writes it,
 // Mul(Mul(0.5, x), Erfc(Mul(Neg(x), 1/sqrt(2)))), after a _FusedMatMul that only adds its bias
 // joins it as fused_ops [BiasAdd, GeluExact] (TensorFlow's name; the kernel computes the same
-// ops in the same order with the same vectorized erfc).
+// ops in the same order with the same vectorized erfc); its tanh approximation,
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 Pow(x, 3)))) as tf.nn.gelu(approximate=True) and BERT
+// write it, as [BiasAdd, GeluApproximate] (x * x * x for the Pow, within an ulp).
 //
 // A Dense layer on a rank-3 input (Keras' Tensordot) is MatMul -> Reshape -> BiasAdd (->
 // activation): the Reshape moves below the BiasAdd (when its Const shape keeps the MatMul's

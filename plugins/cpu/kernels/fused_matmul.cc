@@ -1,8 +1,9 @@
 // _FusedMatMul for float on CPU: TensorFlow's MatMul + BiasAdd (+ activation: Relu, Relu6, Elu,
-// LeakyRelu, GeluExact), written by its grappler and by the core's remapper pass. The product
-// rows start as copies of the bias and dnnl_sgemm adds op(A) op(B) into them (beta 1); the
-// activation then runs in place. GeluExact computes what TensorFlow's unfused GELU ops do, in
-// their order and with the Erfc kernel's vectorized erfc.
+// LeakyRelu, GeluExact, GeluApproximate), written by its grappler and by the core's remapper pass.
+// The product rows start as copies of the bias and dnnl_sgemm adds op(A) op(B) into them (beta 1);
+// the activation then runs in place. GeluExact computes what TensorFlow's unfused GELU ops do, in
+// their order and with the Erfc kernel's vectorized erfc; GeluApproximate likewise with the Tanh
+// kernel's vectorized tanh (and x * x * x for Pow(x, 3), sdk::GeluTanh).
 //
 // Why sgemm and not a oneDNN matmul primitive with the bias and an eltwise post-op: the
 // primitive (brgemm with plain-layout weights, as a graph's weights are) took 486 ms for VGG16's
@@ -44,6 +45,21 @@ void Activate(const sdk::FusedEpilogue& e, float* v, int64_t n) {
         for (int64_t j = 0; j < len; ++j) t[j] = -v[i + j] * sdk::kGeluErfcScale;
         VectorSpan(VectorFunction::kErfc, t, t, len);
         for (int64_t j = 0; j < len; ++j) v[i + j] = 0.5f * v[i + j] * t[j];
+      }
+      return;
+    }
+    case FusedActivation::kGeluApproximate: {
+      // Mul(Mul(0.5, x), AddV2(1, Tanh(Mul(a, AddV2(x, Mul(b, x^3)))))), a chunk at a time.
+      constexpr int64_t kChunk = 1024;
+      float t[kChunk];
+      for (int64_t i = 0; i < n; i += kChunk) {
+        const int64_t len = std::min(kChunk, n - i);
+        for (int64_t j = 0; j < len; ++j) {
+          const float x = v[i + j];
+          t[j] = sdk::kGeluTanhScale * (x + sdk::kGeluTanhCubic * (x * x * x));
+        }
+        VectorSpan(VectorFunction::kTanh, t, t, len);
+        for (int64_t j = 0; j < len; ++j) v[i + j] = 0.5f * v[i + j] * (1.0f + t[j]);
       }
       return;
     }

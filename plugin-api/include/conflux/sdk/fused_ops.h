@@ -18,16 +18,26 @@
 
 namespace cfx::sdk {
 
-enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kGeluExact };
+enum class FusedActivation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kGeluExact, kGeluApproximate };
 
 // GELU as TensorFlow computes it unfused (tf.nn.gelu with approximate=False, Keras' "gelu"):
 // (0.5 * x) * erfc(-x * s), with s = 1/sqrt(2) rounded to float.
 inline constexpr float kGeluErfcScale = 0.70710678118654752f;
+// Its tanh approximation (tf.nn.gelu with approximate=True):
+// (0.5 * x) * (1 + tanh(a * (x + b * x^3))), with a = sqrt(2/pi) and b = 0.044715 as floats.
+inline constexpr float kGeluTanhScale = 0.7978845608028654f;
+inline constexpr float kGeluTanhCubic = 0.044715f;
+
+// One value of the tanh approximation, with x * x * x for TensorFlow's Pow(x, 3) (which glibc's
+// powf may round differently, by an ulp of a term 0.044715 times smaller than x).
+inline float GeluTanh(float v) {
+  return 0.5f * v * (1.0f + std::tanh(kGeluTanhScale * (v + kGeluTanhCubic * (v * v * v))));
+}
 
 // The epilogues a kernel takes besides BiasAdd and Relu, Relu6, Elu, LeakyRelu.
 struct FusedEpilogueKinds {
   bool add = false;   // "Add" with a second arg (_FusedConv2D)
-  bool gelu = false;  // "GeluExact" (_FusedMatMul)
+  bool gelu = false;  // "GeluExact" and "GeluApproximate" (_FusedMatMul)
 };
 
 struct FusedEpilogue {
@@ -39,10 +49,10 @@ struct FusedEpilogue {
 };
 
 // fused_ops = ["BiasAdd"] or ["BiasAdd", one of Relu, Relu6, Elu, LeakyRelu], with num_args = 1
-// (the bias); with `allowed.gelu` also ["BiasAdd", "GeluExact"]; with `allowed.add` (a kernel
-// that takes an addend) also ["BiasAdd", "Add"] and ["BiasAdd", "Add", activation] with
-// num_args = 2 (the bias, the addend), as TensorFlow's oneDNN _FusedConv2D takes them. Other
-// combinations that TensorFlow defines (FusedBatchNorm, Tanh, Sigmoid, GeluApproximate, ...) are
+// (the bias); with `allowed.gelu` also ["BiasAdd", "GeluExact"] and ["BiasAdd", "GeluApproximate"];
+// with `allowed.add` (a kernel that takes an addend) also ["BiasAdd", "Add"] and ["BiasAdd", "Add",
+// activation] with num_args = 2 (the bias, the addend), as TensorFlow's oneDNN _FusedConv2D takes
+// them. Other combinations that TensorFlow defines (FusedBatchNorm, Tanh, Sigmoid, ...) are
 // Unimplemented naming the node and what it asks for.
 inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
                                                FusedEpilogueKinds allowed = {}) {
@@ -57,7 +67,8 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
       {"Relu6", FusedActivation::kRelu6},
       {"Elu", FusedActivation::kElu},
       {"LeakyRelu", FusedActivation::kLeakyRelu},
-      {"GeluExact", FusedActivation::kGeluExact}};
+      {"GeluExact", FusedActivation::kGeluExact},
+      {"GeluApproximate", FusedActivation::kGeluApproximate}};
   e.add = allowed.add && ops.size() >= 2 && ops[1] == "Add";
   const size_t first_activation = e.add ? 2 : 1;
   bool known = !ops.empty() && ops.size() <= first_activation + 1 && ops[0] == "BiasAdd" &&
@@ -66,7 +77,9 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
     known = false;
     for (const auto& [name, activation] : kActivations) {
       if (ops[first_activation] != name) continue;
-      if (activation == FusedActivation::kGeluExact && (!allowed.gelu || e.add)) break;
+      const bool gelu = activation == FusedActivation::kGeluExact ||
+                        activation == FusedActivation::kGeluApproximate;
+      if (gelu && (!allowed.gelu || e.add)) break;
       e.activation = activation;
       known = true;
     }
@@ -74,11 +87,12 @@ inline Result<FusedEpilogue> ReadFusedEpilogue(const Attrs& attrs,
   if (known) return e;
   std::string asked;
   for (const std::string& op : ops) asked += (asked.empty() ? "" : ", ") + op;
-  return Unimplemented("node ", attrs.node_name(), " fuses [", asked, "] with num_args ", num_args,
-                       "; the CPU kernel fuses BiasAdd (one arg), ",
-                       allowed.add ? "optionally Add (a second arg), " : "",
-                       "optionally followed by Relu, Relu6, Elu or LeakyRelu",
-                       allowed.gelu ? " (or by GeluExact, after the bias alone)" : "");
+  return Unimplemented(
+      "node ", attrs.node_name(), " fuses [", asked, "] with num_args ", num_args,
+      "; the CPU kernel fuses BiasAdd (one arg), ",
+      allowed.add ? "optionally Add (a second arg), " : "",
+      "optionally followed by Relu, Relu6, Elu or LeakyRelu",
+      allowed.gelu ? " (or by GeluExact or GeluApproximate, after the bias alone)" : "");
 }
 
 // The activation of `e` on one value, as the unfused ops compute it (NaN stays NaN). For the
@@ -97,6 +111,8 @@ inline float ApplyFusedActivation(const FusedEpilogue& e, float v) {
       return v > 0.0f || std::isnan(v) ? v : v * e.leakyrelu_alpha;
     case FusedActivation::kGeluExact:
       return 0.5f * v * std::erfc(-v * kGeluErfcScale);
+    case FusedActivation::kGeluApproximate:
+      return GeluTanh(v);
   }
   return v;
 }
