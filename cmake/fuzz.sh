@@ -7,7 +7,7 @@
 # (replay: build-fuzz/bin/<target>_fuzzer FILE).
 #
 #   cmake/fuzz.sh [SECONDS] [TARGET...]
-#     targets: graphdef tensor_proto config npy checkpoint events graph_run
+#     targets: graphdef tensor_proto config npy checkpoint records events graph_run
 #
 # Build folder: build-fuzz/ (CONFLUX_FUZZ_BUILD_DIR); jobs: CONFLUX_JOBS (default: all cores).
 # Only libconflux, the fuzzers and the plugins they load are built: checkpoint loads the CPU
@@ -21,7 +21,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(graphdef tensor_proto config npy checkpoint events graph_run)
+  targets=(graphdef tensor_proto config npy checkpoint records events graph_run)
 fi
 
 export ASAN_OPTIONS="detect_leaks=1:intercept_tls_get_addr=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
