@@ -10,31 +10,23 @@
 namespace cfx {
 namespace {
 
-NodeDef N(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-          AttrMap attrs = {}) {
-  NodeDef n;
-  n.name = name;
-  n.op = op;
-  n.input = std::move(inputs);
-  n.attr = std::move(attrs);
-  return n;
-}
+using test::NodeOf;
 
 NodeDef Const(const std::string& name, Tensor t) {
   DataType d = t.dtype();
-  return N(name, "Const", {},
-           {{"value", AttrValue::TensorValue(std::move(t))}, {"dtype", AttrValue::Type(d)}});
+  return NodeOf(name, "Const", {},
+                {{"value", AttrValue::TensorValue(std::move(t))}, {"dtype", AttrValue::Type(d)}});
 }
 
 GraphDef Affine() {
   // y = x * w + b, with a NoOp control dependency.
   GraphDef g;
-  g.node.push_back(N("y", "AddV2", {"xw", "b"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
-  g.node.push_back(N("xw", "Mul", {"x", "w", "^init"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
-  g.node.push_back(N("x", "Placeholder", {}, {{"dtype", AttrValue::Type(DT_FLOAT)}}));
+  g.node.push_back(NodeOf("y", "AddV2", {"xw", "b"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
+  g.node.push_back(NodeOf("xw", "Mul", {"x", "w", "^init"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
+  g.node.push_back(NodeOf("x", "Placeholder", {}, {{"dtype", AttrValue::Type(DT_FLOAT)}}));
   g.node.push_back(Const("w", test::MakeVector<float>({2, 3})));
   g.node.push_back(Const("b", test::MakeVector<float>({1, 1})));
-  g.node.push_back(N("init", "NoOp", {}));
+  g.node.push_back(NodeOf("init", "NoOp", {}));
   return g;
 }
 
@@ -78,25 +70,25 @@ TEST(Graph, ErrorsNameTheNode) {
   wrong_type.node[4] = Const("b", test::MakeVector<int32_t>({1, 1}));
   expect(wrong_type, "node y: input 1 ('b') is int32; expected float");
   GraphDef dup = Affine();
-  dup.node.push_back(N("x", "NoOp", {}));
+  dup.node.push_back(NodeOf("x", "NoOp", {}));
   expect(dup, "duplicate node name 'x'");
   // A list length attr is not trusted as a size (it was allocated before being checked).
   GraphDef huge_n = Affine();
-  huge_n.node.push_back(N("p", "Pack", {"x", "x"},
-                          {{"T", AttrValue::Type(DT_FLOAT)},
-                           {"N", AttrValue::Int(int64_t{1} << 62)},
-                           {"axis", AttrValue::Int(0)}}));
+  huge_n.node.push_back(NodeOf("p", "Pack", {"x", "x"},
+                               {{"T", AttrValue::Type(DT_FLOAT)},
+                                {"N", AttrValue::Int(int64_t{1} << 62)},
+                                {"axis", AttrValue::Int(0)}}));
   expect(huge_n, "node p (op Pack): attr 'N' is 4611686018427387904, the length of argument "
                  "'values'; at most 1048576 is allowed");
   GraphDef huge_num = Affine();
-  huge_num.node.push_back(N("u", "Unpack", {"x"},
-                            {{"T", AttrValue::Type(DT_FLOAT)},
-                             {"num", AttrValue::Int(int64_t{1} << 40)},
-                             {"axis", AttrValue::Int(0)}}));
+  huge_num.node.push_back(NodeOf("u", "Unpack", {"x"},
+                                 {{"T", AttrValue::Type(DT_FLOAT)},
+                                  {"num", AttrValue::Int(int64_t{1} << 40)},
+                                  {"axis", AttrValue::Int(0)}}));
   expect(huge_num, "attr 'num' is 1099511627776, the length of argument 'output'");
   GraphDef cycle;
-  cycle.node.push_back(N("a", "Identity", {"b"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
-  cycle.node.push_back(N("b", "Identity", {"a"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
+  cycle.node.push_back(NodeOf("a", "Identity", {"b"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
+  cycle.node.push_back(NodeOf("b", "Identity", {"a"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
   auto g = Graph::FromGraphDef(cycle, &rt.ops());
   ASSERT_TRUE(g.ok());
   auto order = (*g)->TopologicalOrder();
@@ -108,10 +100,10 @@ TEST(Graph, ErrorsNameTheNode) {
 // importing it, and the process goes on.
 TEST(Graph, PackWithAHugeNFailsWhenRunNotWhenChecked) {
   GraphDef g = Affine();
-  g.node.push_back(N("p", "Pack", {"x", "x"},
-                     {{"T", AttrValue::Type(DT_FLOAT)},
-                      {"N", AttrValue::Int(int64_t{1} << 62)},
-                      {"axis", AttrValue::Int(0)}}));
+  g.node.push_back(NodeOf("p", "Pack", {"x", "x"},
+                          {{"T", AttrValue::Type(DT_FLOAT)},
+                           {"N", AttrValue::Int(int64_t{1} << 62)},
+                           {"axis", AttrValue::Int(0)}}));
   Status s;
   auto session = Session::Create(&test::TestRuntime(), g);
   if (session.ok()) {
@@ -162,11 +154,11 @@ TEST(Graph, AddNodeRejectsBadNodesWithoutChangingTheGraph) {
   Runtime& rt = test::TestRuntime();
   Graph g(&rt.ops());
   ASSERT_TRUE(g.AddNode(Const("c", test::MakeScalar<float>(1))).ok());
-  auto bad = g.AddNode(N("i", "Identity", {"missing"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
+  auto bad = g.AddNode(NodeOf("i", "Identity", {"missing"}, {{"T", AttrValue::Type(DT_FLOAT)}}));
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(g.num_nodes(), 1);
   EXPECT_TRUE(g.nodes()[0]->out_edges().empty());
-  ASSERT_TRUE(g.AddNode(N("i", "Identity", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}})).ok());
+  ASSERT_TRUE(g.AddNode(NodeOf("i", "Identity", {"c"}, {{"T", AttrValue::Type(DT_FLOAT)}})).ok());
   EXPECT_EQ(g.nodes()[0]->out_edges().size(), 1u);
 }
 

@@ -127,10 +127,8 @@ struct Harness {
 Harness& TheHarness() {
   static Harness* harness = [] {
     google::protobuf::SetLogHandler(nullptr);
-    Config config = FuzzConfig();
-    std::erase_if(config.plugins, [](const PluginSpec& p) { return p.name != "cpu"; });
     auto* h = new Harness;
-    h->runtime = CreateRuntimeOrDie(config, "checkpoint_fuzzer");
+    h->runtime = CreateRuntimeOrDie(CpuOnlyFuzzConfig(), "checkpoint_fuzzer");
     h->cpu = h->runtime->FindDevice("CPU:0").value();
     return h;
   }();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "conflux/config.h"
 #include "conflux/runtime.h"
@@ -27,6 +28,14 @@ inline Config FuzzConfig() {
   config.intra_op_threads = 1;
   config.inter_op_threads = 2;
   config.log_level = "error";
+  return config;
+}
+
+// FuzzConfig with the CPU plugin alone: for targets whose kernels are the core's or the CPU
+// plugin's (checkpoint, records).
+inline Config CpuOnlyFuzzConfig() {
+  Config config = FuzzConfig();
+  std::erase_if(config.plugins, [](const PluginSpec& p) { return p.name != "cpu"; });
   return config;
 }
 

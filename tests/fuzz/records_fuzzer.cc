@@ -29,6 +29,7 @@
 #include "conflux/runtime.h"
 #include "conflux/session.h"
 #include "fuzz_runtime.h"
+#include "graph_builder.h"
 #include "scratch_dir.h"
 #include "state/resource_mgr.h"
 
@@ -62,44 +63,37 @@ std::string Compress(const std::string& data, bool gzip) {
   return rc == Z_STREAM_END ? out : "";
 }
 
-NodeDef Node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
-             AttrMap attrs) {
-  NodeDef n;
-  n.name = name;
-  n.op = op;
-  n.input = std::move(inputs);
-  n.attr = std::move(attrs);
-  return n;
-}
-
-// The queue of file names holding `path`, the reader with `attrs`, and the read and decode.
-GraphDef ReaderGraph(const std::string& path, AttrMap reader_attrs, DataType out_type) {
+// The queue of file names holding `path`, the reader (its four sizes from `size_bytes`), and the
+// read and decode.
+GraphDef ReaderGraph(const std::string& path, const uint8_t* size_bytes, const char* encoding,
+                     DataType out_type) {
   Tensor name(DT_STRING, TensorShape());
   name.at<std::string>(0) = path;
   Tensor batch(DT_INT64, TensorShape());
   batch.at<int64_t>(0) = 16;
   const AttrValue container = AttrValue::String(kContainer);
-  reader_attrs["container"] = container;
-  reader_attrs["shared_name"] = AttrValue::String("reader");
-  GraphDef g;
-  g.node = {
-      Node("queue", "FIFOQueueV2", {},
-           {{"component_types", AttrValue::TypeList({DT_STRING})},
-            {"capacity", AttrValue::Int(2)},
-            {"container", container},
-            {"shared_name", AttrValue::String("queue")}}),
-      Node("name", "Const", {},
-           {{"dtype", AttrValue::Type(DT_STRING)}, {"value", AttrValue::TensorValue(name)}}),
-      Node("enqueue", "QueueEnqueueV2", {"queue", "name"},
-           {{"Tcomponents", AttrValue::TypeList({DT_STRING})}}),
-      Node("close", "QueueCloseV2", {"queue", "^enqueue"}, {}),
-      Node("reader", "FixedLengthRecordReaderV2", {}, std::move(reader_attrs)),
-      Node("batch", "Const", {},
-           {{"dtype", AttrValue::Type(DT_INT64)}, {"value", AttrValue::TensorValue(batch)}}),
-      Node("read", "ReaderReadUpToV2", {"reader", "queue", "batch"}, {}),
-      Node("decode", "DecodeRaw", {"read:1"}, {{"out_type", AttrValue::Type(out_type)}}),
-  };
-  return g;
+  test::GraphBuilder b;
+  b.Op("queue", "FIFOQueueV2", {},
+       {{"component_types", AttrValue::TypeList({DT_STRING})},
+        {"capacity", AttrValue::Int(2)},
+        {"container", container},
+        {"shared_name", AttrValue::String("queue")}});
+  b.Const("name", name);
+  b.Op("enqueue", "QueueEnqueueV2", {"queue", "name"},
+       {{"Tcomponents", AttrValue::TypeList({DT_STRING})}});
+  b.Op("close", "QueueCloseV2", {"queue", "^enqueue"});
+  b.Op("reader", "FixedLengthRecordReaderV2", {},
+       {{"header_bytes", AttrValue::Int(AttrFromByte(size_bytes[0]))},
+        {"record_bytes", AttrValue::Int(AttrFromByte(size_bytes[1]))},
+        {"footer_bytes", AttrValue::Int(AttrFromByte(size_bytes[2]))},
+        {"hop_bytes", AttrValue::Int(AttrFromByte(size_bytes[3]))},
+        {"encoding", AttrValue::String(encoding)},
+        {"container", container},
+        {"shared_name", AttrValue::String("reader")}});
+  b.Const("batch", batch);
+  b.Op("read", "ReaderReadUpToV2", {"reader", "queue", "batch"});
+  b.Op("decode", "DecodeRaw", {"read:1"}, {{"out_type", AttrValue::Type(out_type)}});
+  return b.graph();
 }
 
 struct Harness {
@@ -110,11 +104,9 @@ struct Harness {
 Harness& TheHarness() {
   static Harness* harness = [] {
     google::protobuf::SetLogHandler(nullptr);
-    Config config = FuzzConfig();
-    // The CPU device; the reader, queue and DecodeRaw kernels are the core's.
-    std::erase_if(config.plugins, [](const PluginSpec& p) { return p.name != "cpu"; });
     auto* h = new Harness;
-    h->runtime = CreateRuntimeOrDie(config, "records_fuzzer");
+    // The CPU device; the reader, queue and DecodeRaw kernels are the core's.
+    h->runtime = CreateRuntimeOrDie(CpuOnlyFuzzConfig(), "records_fuzzer");
     h->dir = std::make_unique<ScratchDir>("records");
     return h;
   }();
@@ -142,12 +134,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string file(reinterpret_cast<const char*>(data) + 5, size - 5);
   if ((data[0] & 4) && (encoding == 1 || encoding == 2)) file = Compress(file, encoding == 2);
   const std::string path = h.dir->Write("records.bin", file);
-  AttrMap attrs = {{"header_bytes", AttrValue::Int(AttrFromByte(data[1]))},
-                   {"record_bytes", AttrValue::Int(AttrFromByte(data[2]))},
-                   {"footer_bytes", AttrValue::Int(AttrFromByte(data[3]))},
-                   {"hop_bytes", AttrValue::Int(AttrFromByte(data[4]))},
-                   {"encoding", AttrValue::String(encodings[encoding])}};
-  const GraphDef graph = ReaderGraph(path, std::move(attrs), out_types[(data[0] >> 3) & 3]);
+  const GraphDef graph =
+      ReaderGraph(path, data + 1, encodings[encoding], out_types[(data[0] >> 3) & 3]);
   Status status;
   {  // the session closes before its resources go
     auto session = Session::Create(h.runtime.get(), graph);

@@ -469,7 +469,7 @@ class Remapper {
   struct GeluMatch {
     std::string x;
     int x_reads = 0;
-    std::vector<NodeDef*> inner;
+    std::vector<const NodeDef*> inner;
     std::vector<std::string> consts;
     const char* activation = nullptr;
   };
@@ -586,7 +586,7 @@ class Remapper {
       reshape = nullptr;
     }
     if (product == nullptr || !FusedBiasOnly(*product, "_FusedMatMul")) return false;
-    std::vector<const NodeDef*> removed(m.inner.begin(), m.inner.end());
+    std::vector<const NodeDef*> removed = m.inner;
     if (reshape == nullptr) removed.push_back(&mul);
     std::vector<const NodeDef*> parts = {product};
     parts.insert(parts.end(), removed.begin(), removed.end());
@@ -612,8 +612,7 @@ class Remapper {
     *product = std::move(fused);
     NodeDef after = *reshape;
     after.name = mul.name;
-    AppendControlInputs(&after, {&mul},
-                        std::vector<const NodeDef*>(m.inner.begin(), m.inner.end()));
+    AppendControlInputs(&after, {&mul}, m.inner);
     removed_[index_.at(reshape->name)] = true;
     mul = std::move(after);
     return true;

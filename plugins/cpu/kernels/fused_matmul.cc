@@ -20,6 +20,20 @@
 namespace cfx::cpu {
 namespace {
 
+// v[i] = outer(v[i], f(inner(v[i]))) for i in [0, n), with f one of the vectorized functions,
+// a chunk at a time.
+template <typename Inner, typename Outer>
+void ThroughVectorFunction(VectorFunction f, float* v, int64_t n, Inner inner, Outer outer) {
+  constexpr int64_t kChunk = 1024;
+  float t[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t len = std::min(kChunk, n - i);
+    for (int64_t j = 0; j < len; ++j) t[j] = inner(v[i + j]);
+    VectorSpan(f, t, t, len);
+    for (int64_t j = 0; j < len; ++j) v[i + j] = outer(v[i + j], t[j]);
+  }
+}
+
 // v[i] = activation(v[i]) for i in [0, n), with the activation chosen once outside the loop.
 void Activate(const sdk::FusedEpilogue& e, float* v, int64_t n) {
   using sdk::FusedActivation;
@@ -36,33 +50,17 @@ void Activate(const sdk::FusedEpilogue& e, float* v, int64_t n) {
     case FusedActivation::kElu:
     case FusedActivation::kLeakyRelu:
       return each([&e](float x) { return sdk::ApplyFusedActivation(e, x); });
-    case FusedActivation::kGeluExact: {
-      // Mul(0.5, x) * Erfc(Mul(Neg(x), 1/sqrt(2))), a chunk at a time.
-      constexpr int64_t kChunk = 1024;
-      float t[kChunk];
-      for (int64_t i = 0; i < n; i += kChunk) {
-        const int64_t len = std::min(kChunk, n - i);
-        for (int64_t j = 0; j < len; ++j) t[j] = -v[i + j] * sdk::kGeluErfcScale;
-        VectorSpan(VectorFunction::kErfc, t, t, len);
-        for (int64_t j = 0; j < len; ++j) v[i + j] = 0.5f * v[i + j] * t[j];
-      }
-      return;
-    }
-    case FusedActivation::kGeluApproximate: {
-      // Mul(Mul(0.5, x), AddV2(1, Tanh(Mul(a, AddV2(x, Mul(b, x^3)))))), a chunk at a time.
-      constexpr int64_t kChunk = 1024;
-      float t[kChunk];
-      for (int64_t i = 0; i < n; i += kChunk) {
-        const int64_t len = std::min(kChunk, n - i);
-        for (int64_t j = 0; j < len; ++j) {
-          const float x = v[i + j];
-          t[j] = sdk::kGeluTanhScale * (x + sdk::kGeluTanhCubic * (x * x * x));
-        }
-        VectorSpan(VectorFunction::kTanh, t, t, len);
-        for (int64_t j = 0; j < len; ++j) v[i + j] = 0.5f * v[i + j] * (1.0f + t[j]);
-      }
-      return;
-    }
+    case FusedActivation::kGeluExact:
+      // Mul(0.5, x) * Erfc(Mul(Neg(x), 1/sqrt(2))).
+      return ThroughVectorFunction(
+          VectorFunction::kErfc, v, n, [](float x) { return -x * sdk::kGeluErfcScale; },
+          [](float x, float erfc) { return 0.5f * x * erfc; });
+    case FusedActivation::kGeluApproximate:
+      // Mul(Mul(0.5, x), AddV2(1, Tanh(Mul(a, AddV2(x, Mul(b, x^3)))))).
+      return ThroughVectorFunction(
+          VectorFunction::kTanh, v, n,
+          [](float x) { return sdk::kGeluTanhScale * (x + sdk::kGeluTanhCubic * (x * x * x)); },
+          [](float x, float tanh) { return 0.5f * x * (1.0f + tanh); });
   }
 }
 
