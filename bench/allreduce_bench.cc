@@ -1,14 +1,17 @@
 // All-reduce through a graph step against raw MPI_Allreduce in the same program
 // (docs/distributed.md).
 //
-//   mpirun -n 2 build/bin/allreduce_bench      (or -n 4)
+//   mpirun -n 2 build/bin/allreduce_bench [--replication between-graph|in-graph]
+//                                         [--max-bytes N]   (or -n 4)
 // (as root add --allow-run-as-root; with more ranks than cores --oversubscribe)
 //
 // For float tensors of 4 B, 64 KiB, 4 MiB and 64 MiB (sum over every rank):
 // 1. raw: MPI_Allreduce on MPI_COMM_WORLD between buffers allocated once, time per call;
 // 2. step: a Session step whose graph is one CollectiveReduceV2 per task (every rank's tensor a
-//    variable's value, the result consumed on its task), time per step: the all-reduce plus the
-//    master/worker protocol of a step;
+//    variable's value, the result consumed on its task), time per step. Between graphs (the
+//    default) every rank runs its own session on its own graph, as a Horovod program does; in
+//    graph, rank 0's session runs one graph over every task, which adds the master/worker
+//    protocol of a step;
 // 3. chain: one step of 16 CollectiveReduceV2 per task, each reducing the previous one's result,
 //    time per all-reduce: the per-collective cost without the per-step one.
 // Times are the best of 5 rounds (each round as many calls as move ~256 MiB, 5 to 2000), taken
@@ -60,7 +63,7 @@ double RawAllReduce(size_t bytes) {
   return best * 1e6;
 }
 
-std::string ClusterYaml(int tasks) {
+std::string ClusterYaml(int tasks, const std::string& replication) {
   return std::string("plugin_paths: [\"") + CONFLUX_BUILD_PLUGIN_DIR + R"("]
 plugins:
   - {name: cpu}
@@ -69,20 +72,27 @@ devices:
   CPU: {count: 1}
 threads: {intra_op: 1, inter_op: 1}
 cluster:
+  replication: )" +
+         replication + R"(
   transport: mpi
-  transport_options: {)" + cfx::bench::TransportOptions() + R"(}
+  transport_options: {)" +
+         cfx::bench::TransportOptions() + R"(}
   jobs:
-    - {name: worker, tasks: )" + std::to_string(tasks) + "}\n";
+    - {name: worker, tasks: )" +
+         std::to_string(tasks) + "}\n";
 }
 
-// Microseconds per step (chain = 1) or per all-reduce of a chain of `chain` in one step.
-double GraphAllReduce(cfx::Runtime* rt, int tasks, size_t bytes, int chain) {
+// Microseconds per step (chain = 1) or per all-reduce of a chain of `chain` in one step. Between
+// graphs every rank builds and runs its own task's part; in graph rank 0 builds every task's.
+double GraphAllReduce(cfx::Runtime* rt, int tasks, bool between, size_t bytes, int chain) {
   using namespace cfx;  // NOLINT
   Scope root = Scope::NewRootScope(rt);
   const int64_t count = static_cast<int64_t>(bytes / sizeof(float));
   std::vector<Operation> targets;
   std::vector<Operation> inits;
-  for (int t = 0; t < tasks; ++t) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int t = between ? rank : 0; t < (between ? rank + 1 : tasks); ++t) {
     Scope s = root.WithDevice("/job:worker/replica:0/task:" + std::to_string(t));
     auto v = Variable(s.WithOpName("v" + std::to_string(t) + "_" + std::to_string(bytes) + "_" +
                                       std::to_string(chain)),
@@ -109,6 +119,7 @@ double GraphAllReduce(cfx::Runtime* rt, int tasks, size_t bytes, int chain) {
   const int steps = std::max(3, Calls(bytes) / chain);
   double best = 1e30;
   for (int round = 0; round < kRounds; ++round) {
+    if (between) MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = Clock::now();
     for (int i = 0; i < steps; ++i) (void)session.Run({}, {}, targets, nullptr);
     best = std::min(best, Seconds(t0) / steps / chain);
@@ -127,20 +138,44 @@ std::string Size(size_t b) {
 int main(int argc, char** argv) {
   int rank = 0, size = 0;
   if (!cfx::bench::StartMpi(&argc, &argv, &rank, &size)) return 2;
+  std::string replication = "between-graph";
+  size_t max_bytes = kBytes.back();
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--replication" && i + 1 < argc) {
+      replication = argv[++i];
+    } else if (arg == "--max-bytes" && i + 1 < argc) {
+      max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "usage: allreduce_bench [--replication between-graph|in-graph] "
+                     "[--max-bytes N]\n");
+      return 2;
+    }
+  }
+  std::vector<size_t> sizes;
+  for (size_t b : kBytes)
+    if (b <= max_bytes) sizes.push_back(b);
+  const bool between = replication == "between-graph";
   std::vector<double> raw;
-  for (size_t b : kBytes) raw.push_back(RawAllReduce(b));
+  for (size_t b : sizes) raw.push_back(RawAllReduce(b));
   IdleBarrier();
-  // Ranks other than 0 serve as workers inside this call and exit when rank 0 is done.
+  // In graph, ranks other than 0 serve as workers inside this call and exit when rank 0 is done.
   std::unique_ptr<cfx::Runtime> runtime =
-      cfx::bench::ClusterRuntime(ClusterYaml(size), "allreduce_bench");
-  std::printf("All-reduce (sum) of float tensors over %d ranks, microseconds\n", size);
-  std::printf("%8s %12s %12s %12s %10s %10s\n", "size", "raw MPI", "graph step", "in chain",
-              "step/raw", "chain/raw");
-  for (size_t k = 0; k < kBytes.size(); ++k) {
-    const double step = GraphAllReduce(runtime.get(), size, kBytes[k], 1);
-    const double chain = GraphAllReduce(runtime.get(), size, kBytes[k], kChain);
-    std::printf("%8s %12.1f %12.1f %12.1f %10.2f %10.2f\n", Size(kBytes[k]).c_str(), raw[k], step,
-                chain, step / raw[k], chain / raw[k]);
+      cfx::bench::ClusterRuntime(ClusterYaml(size, replication), "allreduce_bench");
+  if (rank == 0) {
+    std::printf("All-reduce (sum) of float tensors over %d ranks, %s replication, microseconds\n",
+                size, replication.c_str());
+    std::printf("%8s %12s %12s %12s %10s %10s\n", "size", "raw MPI", "graph step", "in chain",
+                "step/raw", "chain/raw");
+  }
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const double step = GraphAllReduce(runtime.get(), size, between, sizes[k], 1);
+    const double chain = GraphAllReduce(runtime.get(), size, between, sizes[k], kChain);
+    if (rank == 0)
+      std::printf("%8s %12.1f %12.1f %12.1f %10.2f %10.2f\n", Size(sizes[k]).c_str(), raw[k], step,
+                  chain, step / raw[k], chain / raw[k]);
   }
   runtime.reset();
   return 0;

@@ -3,7 +3,8 @@
 //
 //   build/bin/fashion_mnist [--epochs 15] [--steps N] [--batch 64] [--lr 0.001] [--seed 0]
 //                           [--constant-lr]
-//                           [--data /usr/share/datasets/fashion-mnist] [--logdir fashion_mnist_logs]
+//                           [--data /usr/share/datasets/fashion-mnist] [--logdir
+//                           fashion_mnist_logs]
 //                           [--config FILE] [--fresh] [--expect-loss-drop F] [--save-every 500]
 //
 // Input runs in the graph (whitepaper §4.5, §4.6): the gzipped IDX files are read by
@@ -21,7 +22,11 @@
 // config/examples/cluster-2.yaml`) it trains data-parallel: one replica of the model per task of
 // job "worker", each on its share of every batch (--batch is the global batch), gradients averaged
 // by all-reduce (DistributedOptimizer), the same variables on every task. At the end it prints
-// the bytes of tensors sent to the other task, and on the wire (cluster.compression).
+// the bytes of tensors sent to the other task, and on the wire (cluster.compression). With
+// between-graph replication (`--config config/examples/cluster-2-between.yaml`) every rank runs
+// this program on its own replica, reading and shuffling the training set on its own (each rank
+// its own shuffle seed), and only the chief saves checkpoints, writes summaries, shows progress
+// and measures the test accuracy.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -166,6 +171,14 @@ int Run(const Flags& flags) {
 
   cfx::Scope root = cfx::Scope::NewRootScope(rt);
   cfx::layers::SetGraphSeed(root, flags.seed);
+  // One replica per worker task (one without a cluster; between graphs, this task's).
+  cfx::DataParallel dp(root);
+  const int replicas = dp.num_replicas(), members = dp.group_size();
+  const bool chief = dp.is_chief();
+  // Between graphs each rank shuffles the training set with a seed of its own.
+  const std::string task = rt->task_name();
+  const int shuffle_offset =
+      replicas < members ? std::atoi(task.substr(task.rfind(':') + 1).c_str()) : 0;
   // Input: train files -> shuffle queue -> batches.
   cfx::Scope input = root.NewSubScope("input");
   IdxReader train = ReadIdx(input, data + "train-images-idx3-ubyte.gz",
@@ -174,22 +187,23 @@ int Run(const Flags& flags) {
       input, {cfx::DT_FLOAT, cfx::DT_INT32},
       ops::RandomShuffleQueueV2Attrs()
           .Shapes({cfx::PartialTensorShape({28, 28, 1}), cfx::PartialTensorShape({})})
-          .Capacity(20000).MinAfterDequeue(10000).Seed(1 + flags.seed).Seed2(2));
+          .Capacity(20000)
+          .MinAfterDequeue(10000)
+          .Seed(1 + flags.seed + 7919 * shuffle_offset)
+          .Seed2(2));
   cfx::Operation enqueue = ops::QueueEnqueueManyV2(input, shuffle, {train.images, train.labels});
   // Closing with cancel_pending_enqueues releases the runner when training stops early.
   cfx::Operation close_shuffle =
       ops::QueueCloseV2(input, shuffle, ops::QueueCloseV2Attrs().CancelPendingEnqueues(true));
   Output training = ops::Placeholder(root.WithOpName("training"), cfx::DT_BOOL);
-  // One replica per worker task (one without a cluster), each dequeuing its share of the batch.
-  cfx::DataParallel dp(root);
-  const int replicas = dp.num_replicas();
-  if (flags.batch % replicas != 0)
+  // Each replica dequeues its share of the batch.
+  if (flags.batch % members != 0)
     return Fail(cfx::errors::InvalidArgument("--batch ", flags.batch, " is not a multiple of the ",
-                                             replicas, " replicas"));
+                                             members, " replicas"));
   std::vector<Model> models;
   std::vector<Output> replica_losses, batch_images;
   for (int r = 0; r < replicas; ++r) {
-    auto batch = ops::QueueDequeueManyV2(input, shuffle, flags.batch / replicas,
+    auto batch = ops::QueueDequeueManyV2(input, shuffle, flags.batch / members,
                                          {cfx::DT_FLOAT, cfx::DT_INT32});
     // The dequeued batch has the queue's element shapes; saying so here gives the layers static
     // shapes (Reshape shares the buffer).
@@ -236,29 +250,38 @@ int Run(const Flags& flags) {
 
   cfx::ClientSession session(root, rt);
   Status s;
-  auto writer = cfx::SummaryWriter::Create(flags.logdir);
-  if (!writer.ok()) return Fail(writer.status());
-  cfx::GraphDef graph_def;
-  if (!(s = root.ToGraphDef(&graph_def)).ok() || !(s = (*writer)->AddGraph(graph_def)).ok())
-    return Fail(s);
+  // Between graphs the other ranks train quietly: the chief reports, saves and summarizes.
+  std::unique_ptr<cfx::SummaryWriter> writer;
+  if (chief) {
+    auto created = cfx::SummaryWriter::Create(flags.logdir);
+    if (!created.ok()) return Fail(created.status());
+    writer = std::move(*created);
+    cfx::GraphDef graph_def;
+    if (!(s = root.ToGraphDef(&graph_def)).ok() || !(s = writer->AddGraph(graph_def)).ok())
+      return Fail(s);
+  }
   int64_t start_step = 0;
-  auto latest = flags.fresh ? cfx::StatusOr<std::string>(cfx::errors::NotFound(""))
-                            : cfx::LatestCheckpoint(flags.logdir);
+  auto latest = flags.fresh || !chief ? cfx::StatusOr<std::string>(cfx::errors::NotFound(""))
+                                      : cfx::LatestCheckpoint(flags.logdir);
   if (!(s = session.Run({}, {}, {init}, nullptr)).ok()) return Fail(s);
-  if (latest.ok()) {
-    if (!(s = saver.Restore(&session, *latest)).ok()) return Fail(s);
+  if (latest.ok() && !(s = saver.Restore(&session, *latest)).ok()) return Fail(s);
+  // Every replica starts from replica 0's (the chief's) values, the global step included.
+  if (!(s = session.Run({}, {}, {sync}, nullptr)).ok()) return Fail(s);
+  {
     std::vector<cfx::Tensor> out;
     if (!(s = session.Run({}, {step}, &out)).ok()) return Fail(s);
     start_step = out[0].at<int64_t>(0);
-    std::printf("resuming from %s (step %lld)\n", latest->c_str(),
-                static_cast<long long>(start_step));
+    if (latest.ok())
+      std::printf("resuming from %s (step %lld)\n", latest->c_str(),
+                  static_cast<long long>(start_step));
   }
-  // Every replica starts from replica 0's values.
-  if (!(s = session.Run({}, {}, {sync}, nullptr)).ok()) return Fail(s);
   if (replicas > 1)
     std::printf("data-parallel over %d replicas (%s ... %s), %d examples each per step\n",
                 replicas, dp.device(0).c_str(), dp.device(replicas - 1).c_str(),
                 flags.batch / replicas);
+  if (replicas < members && chief)
+    std::printf("data-parallel between graphs over %d tasks, %d examples each per step\n", members,
+                flags.batch / members);
   // The queue runner: fills the shuffle queue until the files run out, then closes it.
   if (!(s = session.Run({}, {}, {train.close_files}, nullptr)).ok()) return Fail(s);
   std::thread runner([&] {
@@ -281,24 +304,24 @@ int Run(const Flags& flags) {
     s = session.Run({{training, true}}, fetches, {train_op}, &out);
     if (s.code() == cfx::Code::kOutOfRange) break;  // the input ran out: the epochs are done
     if (!s.ok()) break;
-    if (summarize && !(s = (*writer)->AddSummary(out[2].at<std::string>(0), cur)).ok()) break;
+    if (summarize && chief && !(s = writer->AddSummary(out[2].at<std::string>(0), cur)).ok()) break;
     ++done;
     losses.push_back(out[0].at<float>(0));
-    if (done == 1) {
+    if (done == 1 && chief) {
       std::printf("step %lld: loss %.4f\n", static_cast<long long>(cur + 1), losses[0]);
       std::fflush(stdout);
     }
     const double a = 0.98;
     loss_avg = done == 1 ? out[0].at<float>(0) : a * loss_avg + (1 - a) * out[0].at<float>(0);
     acc_avg = done == 1 ? out[1].at<float>(0) : a * acc_avg + (1 - a) * out[1].at<float>(0);
-    auto saved = periodic.MaybeSave(&session, cur + 1);
+    auto saved = chief ? periodic.MaybeSave(&session, cur + 1) : cfx::StatusOr<bool>(false);
     if (!saved.ok()) {
       s = saved.status();
       break;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double rate = done * flags.batch / std::max(secs, 1e-9);
-    if (done % 10 == 0 || cur + 1 == total) {
+    if (chief && (done % 10 == 0 || cur + 1 == total)) {
       const double eta = (total - cur - 1) * flags.batch / std::max(rate, 1e-9);
       std::fprintf(stderr, "\repoch %lld/%lld [%s] step %lld/%lld loss %.4f acc %.3f %.0f ex/s ETA %s ",
                    static_cast<long long>(cur / steps_per_epoch + 1),
@@ -308,10 +331,11 @@ int Run(const Flags& flags) {
                    acc_avg, rate, Duration(eta).c_str());
     }
   }
-  std::fprintf(stderr, "\n");
+  if (chief) std::fprintf(stderr, "\n");
   (void)session.Run({}, {}, {close_shuffle}, nullptr);
   runner.join();
   if (!s.ok() && s.code() != cfx::Code::kOutOfRange) return Fail(s);
+  if (!chief) return 0;
   const double train_secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("trained %lld steps (to step %lld) in %s\n", static_cast<long long>(done),
@@ -340,10 +364,10 @@ int Run(const Flags& flags) {
   const double accuracy = static_cast<double>(correct) / kTestExamples;
   std::printf("test accuracy %.4f (%lld/%lld)\n", accuracy, static_cast<long long>(correct),
               static_cast<long long>(kTestExamples));
-  if (!(s = (*writer)->AddScalar("test_accuracy", static_cast<float>(accuracy), cur)).ok() ||
-      !(s = (*writer)->Flush()).ok())
+  if (!(s = writer->AddScalar("test_accuracy", static_cast<float>(accuracy), cur)).ok() ||
+      !(s = writer->Flush()).ok())
     return Fail(s);
-  std::printf("TensorBoard log %s\n", (*writer)->path().c_str());
+  std::printf("TensorBoard log %s\n", writer->path().c_str());
   if (rt->cluster() != nullptr) {
     const cfx::Runtime::TransferStats sent = cfx::Runtime::SentToOtherTasks();
     std::printf("sent to other tasks: %.1f MB of tensors as %.1f MB on the wire\n",

@@ -2,8 +2,11 @@
 // A block of 64 MiB from malloc is a fresh mapping each time (glibc maps anything above 32 MiB
 // on its own and unmaps it on free), and its first touch costs a page fault per 4 KiB page,
 // about as long as reading the whole block again: a training step that makes the same large
-// tensors every step (gradients, activations, all-reduce results) paid that every step. Blocks
-// of at least kMinBytes go back to a list per size instead, up to `capacity` bytes in all (the
+// tensors every step (gradients, activations, all-reduce results) paid that every step. Smaller
+// blocks fault again too: glibc gives the free memory at the top of its heap back to the system,
+// so a 64 KiB result made and freed once per step touched fresh pages every step (its
+// all-reduce took a third longer than on a reused buffer). Blocks of at least kMinBytes go back
+// to a list per size instead, up to `capacity` bytes in all (the
 // oldest are freed first beyond it); smaller ones go straight to malloc, which reuses them well.
 // Cached bytes do not count as in use in the allocator's statistics. Thread-safe.
 #ifndef CONFLUX_PLUGINS_CPU_BLOCK_CACHE_H_
@@ -19,7 +22,7 @@ namespace cfx::cpu {
 
 class BlockCache {
  public:
-  static constexpr size_t kMinBytes = size_t{1} << 20;
+  static constexpr size_t kMinBytes = size_t{1} << 16;
   // Cached blocks are page-aligned (a request for more alignment gets a block of its own,
   // which is cached like the others once freed); smaller blocks at least 64-byte aligned.
   static constexpr size_t kBlockAlignment = 4096;

@@ -130,7 +130,9 @@ sdk::Result<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(const sdk::H
     MPI_Comm_set_errhandler(c->comm_, MPI_ERRORS_RETURN);
     return c->ops_.Create();
   }));
-  if (transport->collective_thread()) c->lane_ = std::make_unique<CollectiveLane>();
+  c->on_caller_ = transport->collectives_on_caller();
+  if (transport->collectives_block() && !c->on_caller_)
+    c->lane_ = std::make_unique<CollectiveLane>();
   return c;
 }
 
@@ -138,6 +140,8 @@ MpiCollectives::~MpiCollectives() {
   // A collective that a dead peer left blocked keeps its communicator: the process is ending
   // (the transport aborts the job when MPI cannot finalize).
   if (lane_ != nullptr && !lane_->Stop(std::chrono::milliseconds(1000))) return;
+  std::unique_lock<std::timed_mutex> caller(caller_mu_, std::defer_lock);
+  if (on_caller_ && !caller.try_lock_for(std::chrono::milliseconds(1000))) return;
   (void)e_->engine.Call([this] {
     for (auto& [ranks, comm] : groups_) MPI_Comm_free(&comm);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -184,6 +188,24 @@ sdk::Result<MPI_Comm> MpiCollectives::CommOf(const std::vector<int32_t>& ranks) 
 
 void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks, Run run,
                            std::function<void(sdk::Status)> then) {
+  if (on_caller_) {
+    // One collective at a time, in the order callers take the lock; `then` runs after it is
+    // released, since it may issue the next collective.
+    sdk::Status outcome;
+    {
+      std::lock_guard<std::timed_mutex> lock(caller_mu_);
+      sdk::Result<MPI_Comm> comm = CommOf(ranks);
+      if (comm.ok()) {
+        e_->engine.EnterBlockingCall();
+        const int rc = run(comm.value(), nullptr);
+        e_->engine.LeaveBlockingCall();
+        if (rc != MPI_SUCCESS) outcome = MpiError(call, rc, Describe(ranks));
+      } else {
+        outcome = comm.status();
+      }
+    }
+    return then(outcome);
+  }
   if (lane_ != nullptr) {
     lane_->Post([this, call, ranks, run = std::move(run), then = std::move(then)](bool go) {
       if (!go) return then(sdk::Status(CFX_CANCELLED, sdk::StrCat("mpi collectives: ", call, " ",

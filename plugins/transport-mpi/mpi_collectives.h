@@ -3,11 +3,13 @@
 // transport's), and for a group of ranks on a communicator per group, made by
 // MPI_Comm_create_group the first time the group is used and kept. Every collective is issued
 // in the order of the calls, which is why every member must call the same collectives in the
-// same order (the ABI's rule). By default (MPI_THREAD_MULTIPLE, transport option collectives:
-// thread) they are MPI's blocking calls (MPI_Allreduce, MPI_Allgather, MPI_Bcast) on a thread
-// of their own, the collective lane: MPI's blocking algorithms, and no thread polling while
-// they run; done runs on the lane. Otherwise the progress thread issues MPI_Iallreduce,
-// MPI_Iallgather and MPI_Ibcast and polls them; done runs there.
+// same order (the ABI's rule). With MPI_THREAD_MULTIPLE they are MPI's blocking calls
+// (MPI_Allreduce, MPI_Allgather, MPI_Bcast): MPI's blocking algorithms, and no thread polling
+// while they run. Transport option collectives: caller (between-graph replication's default)
+// makes them on the calling thread, one at a time, and runs done there before returning;
+// thread (the default otherwise) on a thread of their own, the collective lane, where done
+// runs. Otherwise the progress thread issues MPI_Iallreduce, MPI_Iallgather and MPI_Ibcast and
+// polls them; done runs there.
 //
 // Counts above what an MPI int holds run as several collectives (all-reduce, broadcast) or with
 // a derived datatype (all-gather). Reductions: see mpi_reduce.h.
@@ -92,7 +94,9 @@ class MpiCollectives final : public sdk::Collectives {
   Endpoint* e_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   ReduceOps ops_;
-  std::unique_ptr<CollectiveLane> lane_;             // null: the progress thread issues them
+  bool on_caller_ = false;                           // collectives: caller
+  std::timed_mutex caller_mu_;                       // held by the caller in a collective
+  std::unique_ptr<CollectiveLane> lane_;             // null: the caller or the progress thread
   std::map<std::vector<int32_t>, MPI_Comm> groups_;  // the issuing thread's
 };
 

@@ -49,11 +49,19 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
   if (funnel != "true" && funnel != "false")
     return sdk::InvalidArgument("mpi transport: funnel must be true or false, not '", funnel, "'");
   o.funnel = funnel == "true";
-  const std::string collectives = config.Option("collectives", "thread");
-  if (collectives != "thread" && collectives != "progress")
-    return sdk::InvalidArgument("mpi transport: collectives must be thread or progress, not '",
-                                collectives, "'");
-  o.collective_thread = collectives == "thread";
+  const std::string collectives =
+      config.Option("collectives", config.blocking_collectives ? "caller" : "thread");
+  if (collectives != "caller" && collectives != "thread" && collectives != "progress")
+    return sdk::InvalidArgument(
+        "mpi transport: collectives must be caller, thread or progress, not '", collectives, "'");
+  if (collectives == "caller" && !config.blocking_collectives)
+    return sdk::InvalidArgument(
+        "mpi transport: collectives: caller blocks the calling thread until every member joins, "
+        "which only between-graph replication allows (cluster.replication: between-graph); "
+        "use thread or progress");
+  o.collectives = collectives == "caller"   ? Options::Collectives::kCaller
+                  : collectives == "thread" ? Options::Collectives::kThread
+                                            : Options::Collectives::kProgress;
   CFX_SDK_ASSIGN_OR_RETURN(int64_t timeout,
                            config.IntOption("shutdown_timeout_ms", o.shutdown_timeout.count()));
   o.shutdown_timeout = std::chrono::milliseconds(timeout);

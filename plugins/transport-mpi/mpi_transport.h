@@ -4,16 +4,19 @@
 // initialized MPI already), duplicates MPI_COMM_WORLD with MPI_ERRORS_RETURN, and learns where
 // every rank runs (MPI_Get_processor_name and pid, MPI_Allgather). A send posts its header and
 // its payload's chunks with MPI_Isend straight from the caller's buffer, or for a small payload
-// one header that carries it (see wire.h); the receiving side is Receiver. With MPI_THREAD_MULTIPLE the caller's thread posts its sends; with
-// less, or with the option funnel: true, every MPI call runs on the progress thread.
-// Callbacks run on the progress thread (or inline, for a send that fails at once).
+// one header that carries it (see wire.h); the receiving side is Receiver. With MPI_THREAD_MULTIPLE
+// the caller's thread posts its sends; with less, or with the option funnel: true, every MPI call
+// runs on the progress thread. Callbacks run on the progress thread (or inline, for a send that
+// fails at once).
 //
 // Options: chunk_bytes (payload chunk, default 64M, at most 2^31 - 1 since MPI counts are int),
 // inline_bytes (payloads up to this size travel inside the header, copied: default 4096, at most
 // 1M), funnel (true/false), shutdown_timeout_ms (how long destroy waits for messages in flight,
-// default 10000), collectives (thread: blocking MPI collectives on a thread of their own, the
-// default with MPI_THREAD_MULTIPLE; progress: non-blocking ones advanced by the progress thread,
-// always the case in funnel mode).
+// default 10000), collectives (caller: blocking MPI collectives on the calling thread, the
+// default when the host allows collectives to block their caller, under between-graph
+// replication; thread: blocking MPI collectives on a thread of their own, the default otherwise;
+// progress: non-blocking ones advanced by the progress thread; both blocking modes need
+// MPI_THREAD_MULTIPLE, without which, and in funnel mode, collectives are always progress).
 //
 // A process has at most one: MPI is initialized once per process, and finalized by destroy when
 // the transport initialized it. A send cannot be taken back once posted: Cancel ends only
@@ -41,7 +44,8 @@ class MpiTransport final : public sdk::Transport {
     uint64_t chunk_bytes = uint64_t{64} << 20;
     uint64_t inline_bytes = 4096;
     bool funnel = false;
-    bool collective_thread = true;
+    enum class Collectives { kCaller, kThread, kProgress };
+    Collectives collectives = Collectives::kThread;
     std::chrono::milliseconds shutdown_timeout{10000};
   };
   static sdk::Result<Options> ParseOptions(const sdk::TransportConfig& config);
@@ -68,9 +72,14 @@ class MpiTransport final : public sdk::Transport {
   // The live transport of this process, or nullptr: what the collectives run over.
   static MpiTransport* Live();
   Endpoint& endpoint() { return e_; }
-  // Collectives run as blocking calls on a thread of their own (MPI_THREAD_MULTIPLE, not funnel,
-  // option collectives: thread).
-  bool collective_thread() const { return direct_ && options_.collective_thread; }
+  // Collectives run as blocking calls (MPI_THREAD_MULTIPLE, not funnel, option collectives:
+  // caller or thread): on the calling thread, or on a thread of their own.
+  bool collectives_block() const {
+    return direct_ && options_.collectives != Options::Collectives::kProgress;
+  }
+  bool collectives_on_caller() const {
+    return direct_ && options_.collectives == Options::Collectives::kCaller;
+  }
 
   explicit MpiTransport(Options options) : options_(options), receiver_(&e_) {}
 

@@ -64,6 +64,7 @@ cluster:
       devices:
         CPU: {count: 1, memory_limit: 1GiB}
   ranks: [worker:1, ps:0, worker:0]
+  replication: between-graph
   step_timeout: 30s
   heartbeat: {interval: 250ms, timeout: 2m}
   fusion_bytes: 1.5MiB
@@ -86,6 +87,8 @@ cluster:
   EXPECT_EQ(c.jobs[1].devices.at("CPU").count, 1);
   EXPECT_EQ(c.jobs[1].devices.at("CPU").memory_limit, 1ll << 30);
   EXPECT_EQ(c.ranks, (std::vector<std::string>{"worker:1", "ps:0", "worker:0"}));
+  EXPECT_EQ(c.replication, "between-graph");
+  EXPECT_TRUE(c.between_graph());
   EXPECT_EQ(c.step_timeout_ms, 30000);
   EXPECT_EQ(c.heartbeat_interval_ms, 250);
   EXPECT_EQ(c.heartbeat_timeout_ms, 120000);
@@ -105,6 +108,8 @@ TEST(ClusterConfig, Defaults) {
   ASSERT_EQ(c.jobs.size(), 1u);
   EXPECT_EQ(c.jobs[0].tasks, 1);
   EXPECT_EQ(c.step_timeout_ms, 0);
+  EXPECT_EQ(c.replication, "in-graph");
+  EXPECT_FALSE(c.between_graph());
   EXPECT_EQ(c.heartbeat_interval_ms, 1000);
   EXPECT_EQ(c.heartbeat_timeout_ms, 5000);
   EXPECT_EQ(c.fusion_bytes, 4ll << 20);
@@ -219,6 +224,14 @@ TEST(ClusterExamples, Cluster2IsTwoWorkers) {
   EXPECT_EQ(RankTable(c->cluster), (std::vector<std::string>{"0 worker:0 (chief)", "1 worker:1"}));
 }
 
+TEST(ClusterExamples, Cluster2BetweenIsTwoWorkersRunningTheirOwnGraphs) {
+  StatusOr<Config> c = LoadExample("cluster-2-between.yaml");
+  ASSERT_OK(c.status());
+  ExpectLoadsTransportMpi(*c);
+  EXPECT_TRUE(c->cluster.between_graph());
+  EXPECT_EQ(RankTable(c->cluster), (std::vector<std::string>{"0 worker:0 (chief)", "1 worker:1"}));
+}
+
 TEST(ClusterExamples, Cluster3IsOnePsAndTwoWorkers) {
   StatusOr<Config> c = LoadExample("cluster-3.yaml");
   ASSERT_OK(c.status());
@@ -287,10 +300,17 @@ TEST(ClusterConfigErrors, CompressionModes) {
                       "test.yaml:3: cluster.compression.edges[0]: ", {"a glob pattern"});
 }
 
+TEST(ClusterConfigErrors, ReplicationModes) {
+  ExpectInvalidConfig("cluster:\n  jobs: [{name: w}]\n  replication: between_graph\n",
+                      "test.yaml:3: cluster.replication: ",
+                      {"expected one of in-graph, between-graph, got \"between_graph\"",
+                       "did you mean \"between-graph\"?"});
+}
+
 TEST(ClusterConfigErrors, UnknownKeys) {
   ExpectInvalidConfig("cluster:\n  job:\n    - {name: w}\n", "test.yaml:2: cluster.job: ",
                       {"unknown key (expected one of transport, transport_options, chief, jobs, "
-                       "ranks, step_timeout, heartbeat, fusion_bytes, compression)",
+                       "ranks, replication, step_timeout, heartbeat, fusion_bytes, compression)",
                        "did you mean \"jobs\"?"});
   ExpectInvalidConfig("cluster:\n  jobs:\n    - name: w\n      task: 2\n",
                       "test.yaml:4: cluster.jobs[0].task: ", {"did you mean \"tasks\"?"});

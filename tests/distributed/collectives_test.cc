@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "cluster_test_main.h"
 #include "conflux/cc/client_session.h"
 #include "conflux/cc/distributed.h"
 #include "conflux/cc/ops/standard_ops.h"
@@ -18,9 +19,9 @@
 #include "conflux/config.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
-#include "cluster_test_main.h"
 #include "graph_builder.h"
 #include "kernel_test_util.h"
+#include "replica_model.h"
 
 namespace cfx {
 namespace {
@@ -287,54 +288,6 @@ TEST(Collectives, AGroupOfOneInOneProcessPassesTheValueOn) {
   EXPECT_NE(s.message().find("one member per task"), std::string::npos) << s;
 }
 
-// The data-parallel model: y = (relu(x W1 + b1)) W2 + b2, a mean squared error.
-struct Replica {
-  Output x, y, loss;
-};
-
-Replica BuildReplica(const Scope& s, uint64_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  auto init = [&](std::vector<int64_t> dims) {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    std::vector<float> v(n);
-    for (float& e : v) e = u(rng);
-    return MakeTensor<float>(TensorShape(dims), v);
-  };
-  Replica r;
-  r.x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
-  r.y = ops::Placeholder(s.WithOpName("y"), DT_FLOAT);
-  auto w1 = Variable(s.WithOpName("w1"), PartialTensorShape({4, 3}), DT_FLOAT,
-                     ops::Const(s, init({4, 3})));
-  auto b1 = Variable(s.WithOpName("b1"), PartialTensorShape({3}), DT_FLOAT,
-                     ops::Const(s, init({3})));
-  auto w2 = Variable(s.WithOpName("w2"), PartialTensorShape({3, 2}), DT_FLOAT,
-                     ops::Const(s, init({3, 2})));
-  auto b2 = Variable(s.WithOpName("b2"), PartialTensorShape({2}), DT_FLOAT,
-                     ops::Const(s, init({2})));
-  Output h = ops::Relu(s, ops::Add(s, ops::MatMul(s, r.x, w1.var), b1.var));
-  Output out = ops::Add(s, ops::MatMul(s, h, w2.var), b2.var);
-  r.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, out, r.y)), {0, 1});
-  return r;
-}
-
-Tensor Batch(int rows, int cols, int seed) {
-  std::vector<float> v(rows * cols);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.7f * i + 1.3f * seed);
-  return MakeTensor<float>({rows, cols}, v);
-}
-
-Tensor Rows(const std::vector<Tensor>& parts) {
-  std::vector<float> all;
-  int64_t rows = 0;
-  for (const Tensor& p : parts) {
-    for (float f : Values<float>(p)) all.push_back(f);
-    rows += p.shape().dim(0);
-  }
-  return MakeTensor<float>({rows, parts[0].shape().dim(1)}, all);
-}
-
 // Trains the model data-parallel over the three tasks of `rt`'s cluster for kSteps (replica r
 // on its own batches, replica 0's initial values broadcast to the others) and one process on
 // the three batches at once; returns (every replica's variables, the one process's).
@@ -365,31 +318,14 @@ std::pair<std::vector<std::vector<Tensor>>, std::vector<Tensor>> TrainBothWays(R
   for (int step = 0; step < kSteps && s.ok(); ++step) {
     ClientSession::FeedType feeds;
     for (int r = 0; r < 3; ++r) {
-      feeds.emplace_back(replicas[r].x, Batch(5, 4, step * 3 + r));
-      feeds.emplace_back(replicas[r].y, Batch(5, 2, 50 + step * 3 + r));
+      feeds.emplace_back(replicas[r].x, ReplicaX(step, 3, r));
+      feeds.emplace_back(replicas[r].y, ReplicaY(step, 3, r));
     }
     s = session.Run(feeds, {}, {train}, nullptr);
     EXPECT_TRUE(s.ok()) << s;
   }
   for (int r = 0; r < 3; ++r) EXPECT_TRUE(session.Run({}, dp.Variables(r), &values[r]).ok());
-
-  Scope one = Scope::NewRootScope(&TestRuntime());
-  Replica single = BuildReplica(one, 100);
-  MomentumOptimizer plain(0.05f, 0.9f);
-  Operation train1 = plain.Minimize(one, single.loss);
-  Operation init1 = GlobalVariablesInitializer(one);
-  EXPECT_TRUE(one.ok()) << one.status();
-  ClientSession local(one, &TestRuntime());
-  EXPECT_TRUE(local.Run({}, {}, {init1}, nullptr).ok());
-  for (int step = 0; step < kSteps; ++step) {
-    std::vector<Tensor> xs, ys;
-    for (int r = 0; r < 3; ++r) {
-      xs.push_back(Batch(5, 4, step * 3 + r));
-      ys.push_back(Batch(5, 2, 50 + step * 3 + r));
-    }
-    EXPECT_TRUE(local.Run({{single.x, Rows(xs)}, {single.y, Rows(ys)}}, {}, {train1}, nullptr).ok());
-  }
-  EXPECT_TRUE(local.Run({}, one.GetCollection(kTrainableVariables), &want).ok());
+  want = TrainOneProcess(3, kSteps);
   return {values, want};
 }
 

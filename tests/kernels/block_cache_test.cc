@@ -31,6 +31,21 @@ TEST(BlockCache, AFreedLargeBlockServesTheNextRequestOfItsSize) {
   EXPECT_EQ(cache.cached_bytes(), 16 * kMiB);
 }
 
+TEST(BlockCache, BlocksBelowAMebibyteAreClassedByPage) {
+  BlockCache cache(64 * kMiB);
+  constexpr size_t k64 = size_t{64} << 10;
+  void* a = cache.Allocate(k64 + 100, 64);  // the 68 KiB class
+  cache.Deallocate(a, k64 + 100);
+  EXPECT_EQ(cache.cached_bytes(), k64 + 4096);
+  void* b = cache.Allocate(k64 + 8192, 64);  // the 72 KiB class: a new block
+  EXPECT_NE(b, a);
+  void* c = cache.Allocate(k64 + 4000, 64);  // the 68 KiB class again
+  EXPECT_EQ(c, a);
+  cache.Deallocate(b, k64 + 8192);
+  cache.Deallocate(c, k64 + 4000);
+  EXPECT_EQ(cache.cached_bytes(), 2 * k64 + 3 * 4096);
+}
+
 TEST(BlockCache, SmallBlocksAreNotCached) {
   BlockCache cache(64 * kMiB);
   void* a = cache.Allocate(1000, 64);

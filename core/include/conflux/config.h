@@ -60,6 +60,15 @@ struct ClusterConfig {
   // Which task each rank runs, rank i = ranks[i] ("ps:0"). Empty = the default rule: the chief
   // first (rank 0), then every other task, jobs in order and tasks in order.
   std::vector<std::string> ranks;
+  // How a program uses the cluster (docs/distributed.md):
+  //  - "in-graph": the chief's program builds one graph over every task and its master runs it;
+  //    the other ranks serve it (Runtime::Create returns on the chief only).
+  //  - "between-graph": every rank runs the program and gets a Runtime of its own task; each
+  //    session runs on that task's devices only, and collectives (CollectiveReduceV2 and the
+  //    others, group_size = every task) join the ranks' steps, as Horovod does. No master, no
+  //    round trip per step.
+  std::string replication = "in-graph";
+  bool between_graph() const { return replication == "between-graph"; }
   // Every step's time limit across the cluster, 0 = none (RunOptions::timeout_ms overrides).
   int64_t step_timeout_ms = 0;
   // How often tasks check that their peers are alive, and after how long without an answer a

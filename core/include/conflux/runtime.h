@@ -23,6 +23,7 @@ class PluginManager;
 namespace internal {
 struct PluginGradient;
 class Cluster;
+class ProcessGroup;
 }
 
 struct LoadedPluginInfo {
@@ -50,7 +51,8 @@ class Runtime {
   // With a `cluster:` section (docs/distributed.md) the process must be one rank of an mpirun
   // job of as many ranks as the cluster has tasks. On the chief's rank, Create returns a Runtime
   // whose sessions span the cluster. On every other rank it does not return: the process serves
-  // the chief as a worker and exits (status 0) when the chief's process exits.
+  // the chief as a worker and exits (status 0) when the chief's process exits. With
+  // `cluster.replication: between-graph` it returns on every rank, with this task's devices.
   static StatusOr<std::unique_ptr<Runtime>> Create(const Config& config);
   ~Runtime();
   Runtime(const Runtime&) = delete;
@@ -87,6 +89,10 @@ class Runtime {
   // The cluster's state on the chief (the other tasks' devices, the transport); null for one
   // process.
   internal::Cluster* cluster() const { return cluster_.get(); }
+  // Between-graph replication (cluster.replication: between-graph): the process group whose
+  // collectives join this rank's steps with the other ranks'; null otherwise. Sessions then run
+  // on this task's devices only.
+  internal::ProcessGroup* replica_group() const { return replica_group_; }
   // Every device of the cluster: this process's (devices()) and the other tasks'. Nothing runs on
   // the other tasks' devices in this process; placement and partitioning use them.
   std::vector<Device*> cluster_devices() const;
@@ -118,6 +124,7 @@ class Runtime {
   std::string job_ = "localhost";
   int task_ = 0;
   std::unique_ptr<internal::Cluster> cluster_;
+  internal::ProcessGroup* replica_group_ = nullptr;  // the process's, outlives the runtime
   std::atomic<Env*> env_{Env::Default()};
 };
 

@@ -65,9 +65,11 @@ Status ClientSession::Run(const RunOptions& options, const FeedType& inputs,
     if (!op.valid()) return errors::InvalidArgument("a target names an invalid Operation");
     targets.push_back(op.name());
   }
+  // A traced step records its stats for the measured cost model even when the caller does not
+  // want them; an untraced one needs no metadata (whose partition graphs are a copy per step).
   RunMetadata unused;
-  return session_->Run(options, feeds, fetches, targets, outputs,
-                       metadata != nullptr ? metadata : &unused);
+  if (metadata == nullptr && options.trace) metadata = &unused;
+  return session_->Run(options, feeds, fetches, targets, outputs, metadata);
 }
 
 }  // namespace cfx

@@ -61,6 +61,21 @@ DataParallel::DataParallel(const Scope& root, const std::string& job) : root_(ro
   wire_min_bytes_ = cluster->compression_min_bytes;
   devices_ = JobTasks(root, *cluster, job, "DataParallel");
   if (devices_.empty()) devices_.push_back("");
+  group_size_ = static_cast<int32_t>(devices_.size());
+  if (!cluster->between_graph()) return;
+  // Between graphs: this task's replica; the group is every task of the cluster, and the
+  // chief's variables are the ones broadcast.
+  if (group_size_ != cluster->num_tasks()) {
+    root.UpdateStatus(errors::InvalidArgument(
+        "DataParallel: under between-graph replication every task of the cluster (",
+        cluster->source, ") is a replica, but job '", job, "' has ", group_size_, " of its ",
+        cluster->num_tasks(), " tasks"));
+    return;
+  }
+  devices_ = {root.runtime()->task_name()};
+  StatusOr<std::vector<ClusterTask>> tasks = cluster->Resolve();
+  StatusOr<int> chief = cluster->ChiefRank();
+  broadcast_source_ = tasks.ok() && chief.ok() && (*tasks)[*chief].name() == devices_[0];
 }
 
 Scope DataParallel::ReplicaScope(int r) const {
@@ -78,15 +93,17 @@ std::vector<Output> DataParallel::Variables(int r, const std::string& collection
 Operation DataParallel::BroadcastVariables(const Scope& scope) const {
   Scope s = scope.NewSubScope("broadcast_variables");
   std::vector<Operation> done;
-  if (num_replicas() > 1 && scope.ok()) {
+  // Between graphs this task's replica sends (the chief's) or receives; in graph replica 0
+  // sends and every other replica receives.
+  const bool between = group_size_ > 1 && num_replicas() == 1;
+  if ((between || num_replicas() > 1) && scope.ok()) {
     const std::vector<Output> source = Variables(0, kGlobalVariables);
-    const int32_t n = num_replicas();
-    for (int r = 1; r < n; ++r) {
-      const std::vector<Output> target = Variables(r, kGlobalVariables);
-      if (target.size() != source.size()) {
-        scope.UpdateStatus(errors::InvalidArgument(
-            "DataParallel: replica ", r, " has ", target.size(), " global variables, replica 0 ",
-            source.size(), ": every replica must build the same model"));
+    for (int r = 1; r < num_replicas(); ++r) {
+      const size_t count = Variables(r, kGlobalVariables).size();
+      if (count != source.size()) {
+        scope.UpdateStatus(errors::InvalidArgument("DataParallel: replica ", r, " has ", count,
+                                                   " global variables, replica 0 ", source.size(),
+                                                   ": every replica must build the same model"));
         return Operation();
       }
     }
@@ -99,18 +116,22 @@ Operation DataParallel::BroadcastVariables(const Scope& scope) const {
                                                    " needs a fully defined shape to broadcast"));
         return Operation();
       }
-      Scope s0 = s.WithDevice(devices_[0]);
-      Output value = ops::Identity(s0, source[i]);
-      done.push_back(ops::CollectiveBcastSendV2(s0, value, n, group_key_, instance).op());
-      for (int r = 1; r < n; ++r) {
-        const Output target = Variables(r, kGlobalVariables)[i];
-        Scope sr = s.WithDevice(devices_[r]);
-        std::vector<int64_t> dims = shape.dims();
-        Output got = ops::CollectiveBcastRecvV2(sr, n, group_key_, instance,
-                                                dims,
+      auto receive = [&](const std::string& device, const Output& target) {
+        Scope sr = s.WithDevice(device);
+        Output got = ops::CollectiveBcastRecvV2(sr, group_size_, group_key_, instance, shape.dims(),
                                                 BaseType(source[i].type()));
         done.push_back(ops::Assign(sr, target, got).op());
+      };
+      if (!between || broadcast_source_) {
+        Scope s0 = s.WithDevice(devices_[0]);
+        done.push_back(ops::CollectiveBcastSendV2(s0, ops::Identity(s0, source[i]), group_size_,
+                                                  group_key_, instance)
+                           .op());
+      } else {
+        receive(devices_[0], source[i]);
       }
+      for (int r = 1; r < num_replicas(); ++r)
+        receive(devices_[r], Variables(r, kGlobalVariables)[i]);
     }
   }
   return ops::NoOp(s.WithOpName("broadcast_variables").WithControlDependencies(done));
@@ -119,7 +140,8 @@ Operation DataParallel::BroadcastVariables(const Scope& scope) const {
 std::vector<std::vector<Output>> DistributedOptimizer::AllReduce(
     const std::vector<std::vector<Output>>& grads, const std::vector<Output>& vars) {
   const int n = dp_.num_replicas();
-  if (n == 1 || !dp_.root().ok()) return grads;
+  const int32_t members = dp_.group_size();
+  if (members == 1 || !dp_.root().ok()) return grads;
   const size_t count = vars.size();
   std::vector<int64_t> elements(count);
   for (size_t k = 0; k < count; ++k) {
@@ -154,9 +176,9 @@ std::vector<std::vector<Output>> DistributedOptimizer::AllReduce(
   auto mean = [&](const Scope& s, const Output& x, int32_t instance, int64_t bytes) {
     const DataType wire = dp_.wire_dtype();
     if (wire == DT_FLOAT || BaseType(x.type()) != DT_FLOAT || bytes < dp_.wire_min_bytes())
-      return ops::CollectiveReduceV2(s, x, n, dp_.group_key(), instance, {}, "Add", "Div");
-    Output narrow = ops::CollectiveReduceV2(s, ops::Cast(s, x, wire), n, dp_.group_key(),
-                                           instance, {}, "Add", "Div");
+      return ops::CollectiveReduceV2(s, x, members, dp_.group_key(), instance, {}, "Add", "Div");
+    Output narrow = ops::CollectiveReduceV2(s, ops::Cast(s, x, wire), members, dp_.group_key(),
+                                            instance, {}, "Add", "Div");
     return ops::Cast(s, narrow, DT_FLOAT);
   };
   for (const std::vector<size_t>& bucket : buckets) {

@@ -3,6 +3,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
+#include <set>
+#include <thread>
 
 #include "distributed/liveness.h"
 #include "distributed/wire.h"
@@ -13,6 +16,10 @@ namespace cfx::internal {
 namespace {
 const char* const kReplyKinds[] = {"open", "reg", "run", "pong"};
 const char* const kLivenessKey = "liveness";
+// Between-graph replication: the chief tells the other tasks that a task was taken for dead.
+const char* const kDeathKey = "death";
+// Between-graph replication: a worker's liveness link is up (or failed), sent to the chief.
+const char* const kLinkedKey = "linked";
 std::string ReplyKey(int kind, int rank, const std::string& rest) {
   return std::string(kReplyKinds[kind]) + ";" + std::to_string(rank) + ";" + rest;
 }
@@ -46,6 +53,49 @@ struct ProcessGroup::Health {
   std::vector<bool> ended;  // by rank: its process ended (its liveness link closed)
 };
 
+// The steps of this process (between-graph replication), watched by a thread of their own.
+struct ProcessGroup::Steps {
+  using Clock = std::chrono::steady_clock;
+  struct State {
+    Clock::time_point deadline = Clock::time_point::max();
+    int64_t timeout_ms = 0;
+    Clock::time_point cancelled = Clock::time_point::max();
+    Status why;
+    void Cancel(CancellationManager* step, const Status& s) {
+      if (cancelled != Clock::time_point::max()) return;
+      cancelled = Clock::now();
+      why = s;
+      step->StartCancel(s);  // its callbacks do not take `mu`
+    }
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  std::map<CancellationManager*, State> running;
+  std::thread watchdog;
+
+  // Cancels the steps past their deadline; ends the process when a cancelled step is still
+  // running kStuckStepGraceMs later: a blocking collective that a peer never joins holds it.
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop) {
+      cv.wait_for(lock, std::chrono::milliseconds(50));
+      const Clock::time_point now = Clock::now();
+      for (auto& [step, state] : running) {
+        if (now >= state.deadline)
+          state.Cancel(
+              step, errors::DeadlineExceeded("the step timed out after ", state.timeout_ms, " ms"));
+        if (now - state.cancelled < std::chrono::milliseconds(kStuckStepGraceMs)) continue;
+        LogMessage(LogLevel::kError, "a step cancelled " + std::to_string(kStuckStepGraceMs) +
+                                         " ms ago (" + state.why.ToString() +
+                                         ") is still blocked in a collective that the other "
+                                         "tasks do not join; this process exits");
+        std::_Exit(1);
+      }
+    }
+  }
+};
+
 // The process's liveness links; `closed` once the group ends (a late invitation is ignored).
 struct ProcessGroup::Liveness {
   std::mutex mu;
@@ -68,6 +118,7 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Transport> transport, std::vector<Clu
   health_->dead.assign(tasks_.size(), Status());
   health_->ended.assign(tasks_.size(), false);
   liveness_ = std::make_shared<Liveness>();
+  steps_ = std::make_shared<Steps>();
 }
 
 void ProcessGroup::TakeForDead(int rank, const Status& why, bool ended) {
@@ -77,9 +128,104 @@ void ProcessGroup::TakeForDead(int rank, const Status& why, bool ended) {
     if (!health_->dead[rank].ok()) return;
     health_->dead[rank] = why;
   }
+  any_dead_.store(true, std::memory_order_release);
   LogMessage(LogLevel::kError, why.ToString());
   // Whatever waits for the task's answers (steps, registrations) gets the error now.
   for (const std::string& prefix : ReplyPrefixes(rank)) transport_->AbortPrefix(prefix, why);
+  if (!between_graph()) return;
+  // Between-graph replication: this process's steps would wait for the dead task in collectives,
+  // and so would the other tasks' steps, which watch only the chief: it tells them.
+  if (is_chief()) {
+    for (int r = 0; r < size(); ++r) {
+      if (r == rank_ || r == rank || !TaskHealth(r).ok()) continue;
+      WireWriter w;
+      w.I64(rank).Bytes(why.message());
+      transport_->SendBytes(r, kDeathKey, w.str(), [](const Status&) {});
+    }
+  }
+  std::lock_guard<std::mutex> lock(steps_->mu);
+  for (auto& [step, state] : steps_->running) state.Cancel(step, why);
+}
+
+void ProcessGroup::AddStep(CancellationManager* step, int64_t timeout_ms) {
+  std::lock_guard<std::mutex> lock(steps_->mu);
+  Steps::State& state = steps_->running[step];
+  if (timeout_ms <= 0) return;
+  state.timeout_ms = timeout_ms;
+  state.deadline = Steps::Clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+void ProcessGroup::RemoveStep(CancellationManager* step) {
+  std::lock_guard<std::mutex> lock(steps_->mu);
+  steps_->running.erase(step);
+}
+
+Status ProcessGroup::AnyDead() const {
+  if (!any_dead_.load(std::memory_order_acquire)) return Status();
+  std::lock_guard<std::mutex> lock(health_->mu);
+  for (const Status& s : health_->dead)
+    if (!s.ok()) return s;
+  return Status();
+}
+
+void ProcessGroup::StartBetweenGraph() {
+  if (between_graph_.exchange(true) || size() < 2) return;
+  steps_->watchdog = std::thread([steps = steps_] { steps->Watch(); });
+  // Every task's program starts its steps when Runtime::Create returns: by then each worker's
+  // liveness link is up (or known to have failed), so that a task that dies in its first step
+  // is noticed like any other.
+  constexpr auto kLinkLimit = std::chrono::seconds(20);
+  if (is_chief()) {
+    ListenForWorkers();
+    struct Linked {
+      std::mutex mu;
+      std::condition_variable cv;
+      std::set<int> pending;
+    };
+    auto linked = std::make_shared<Linked>();
+    for (int r = 0; r < size(); ++r) {
+      if (r == rank_) continue;
+      linked->pending.insert(r);
+      transport_->RecvBytes(r, kLinkedKey, [linked, r](const Status&, std::string) {
+        std::lock_guard<std::mutex> lock(linked->mu);
+        linked->pending.erase(r);
+        linked->cv.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock(linked->mu);
+    if (!linked->cv.wait_for(lock, kLinkLimit, [&] { return linked->pending.empty(); })) {
+      std::string tasks;
+      for (int r : linked->pending) tasks += " " + names_[r];
+      LogMessage(LogLevel::kWarning, "between-graph replication: no liveness link from" + tasks +
+                                         " after " + std::to_string(kLinkLimit.count()) +
+                                         " s; the end of those tasks will not be noticed");
+    }
+    return;
+  }
+  const int chief = chief_;
+  transport_->RecvBytes(chief, kDeathKey, [this](const Status& s, std::string message) {
+    if (!s.ok()) return;  // the group ended
+    WireReader r(message, "a task's death from the chief");
+    int64_t dead = -1;
+    std::string why;
+    if (!r.I64(&dead).ok() || !r.Bytes(&why).ok() || dead < 0 || dead >= size()) return;
+    TakeForDead(static_cast<int>(dead), errors::Unavailable(why), /*ended=*/true);
+  });
+  StatusOr<std::string> invitation = transport_->RecvSync(chief, kLivenessKey);
+  if (invitation.ok() && !invitation->empty()) {
+    std::lock_guard<std::mutex> lock(liveness_->mu);
+    liveness_->links = LivenessLinks::Connect(*invitation, rank_, chief, [this, chief](int) {
+      TakeForDead(
+          chief,
+          errors::Unavailable("the chief ", names_[chief], " (", transport_->DescribePeer(chief),
+                              ") ended: its liveness link closed without a goodbye "
+                              "(the process exited or was killed): it is taken for "
+                              "dead"),
+          /*ended=*/true);
+    });
+    liveness_->links->WaitUntilConnected(kLinkLimit);
+  }
+  transport_->SendBytes(chief, kLinkedKey, "", [](const Status&) {});
 }
 
 void ProcessGroup::WatchChief(std::function<void()> chief_ended) {
@@ -88,7 +234,7 @@ void ProcessGroup::WatchChief(std::function<void()> chief_ended) {
   transport_->RecvBytes(
       chief_, kLivenessKey,
       [liveness, rank, chief, chief_ended](const Status& s, std::string invitation) {
-        if (!s.ok()) return;
+        if (!s.ok() || invitation.empty()) return;
         std::lock_guard<std::mutex> lock(liveness->mu);
         if (liveness->closed) return;
         liveness->links =
@@ -101,10 +247,7 @@ Status ProcessGroup::TaskHealth(int rank) const {
   return health_->dead[rank];
 }
 
-void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
-  if (!is_chief() || interval_ms <= 0 || heartbeat_thread_.joinable() || size() < 2) return;
-  std::shared_ptr<Health> health = health_;
-  // The liveness links notice a worker process that ended at once; the pings, one that hangs.
+void ProcessGroup::ListenForWorkers() {
   StatusOr<std::unique_ptr<LivenessLinks>> links = LivenessLinks::Listen([this](int r) {
     if (r < 0 || r >= size() || r == rank_) return;
     TakeForDead(r, errors::Unavailable("task ", names_[r], " (", transport_->DescribePeer(r),
@@ -121,7 +264,17 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   } else {
     LogMessage(LogLevel::kWarning,
                links.status().ToString() + "; tasks that end are noticed by heartbeats only");
+    // An empty invitation: the workers do not wait for a link.
+    for (int r = 0; r < size(); ++r)
+      if (r != rank_) transport_->SendBytes(r, kLivenessKey, "", [](const Status&) {});
   }
+}
+
+void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
+  if (!is_chief() || interval_ms <= 0 || heartbeat_thread_.joinable() || size() < 2) return;
+  // The liveness links notice a worker process that ended at once; the pings, one that hangs.
+  ListenForWorkers();
+  std::shared_ptr<Health> health = health_;
   heartbeat_thread_ = std::thread([this, health, interval_ms, timeout_ms] {
     using Clock = std::chrono::steady_clock;
     int64_t seq = 0;
@@ -176,6 +329,14 @@ ProcessGroup::~ProcessGroup() {
     liveness_->closed = true;
     liveness_->links.reset();
   }
+  if (steps_->watchdog.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(steps_->mu);
+      steps_->stop = true;
+    }
+    steps_->cv.notify_all();
+    steps_->watchdog.join();
+  }
   if (heartbeat_thread_.joinable()) {
     {
       std::lock_guard<std::mutex> lock(health_->mu);
@@ -184,7 +345,7 @@ ProcessGroup::~ProcessGroup() {
     health_->stop_cv.notify_all();
     heartbeat_thread_.join();
   }
-  if (is_chief()) {
+  if (is_chief() && !between_graph()) {
     for (int r = 0; r < size(); ++r) {
       bool ended;
       {

@@ -24,6 +24,7 @@
 #include "conflux/device.h"
 #include "conflux/step_stats.h"
 #include "distributed/wire.h"
+#include "runtime/step.h"
 #include "runtime/transport.h"
 
 namespace cfx::internal {
@@ -68,6 +69,24 @@ class ProcessGroup {
   // sent its invitation; `chief_ended` runs when the chief's process ended.
   void WatchChief(std::function<void()> chief_ended);
 
+  // Between-graph replication (cluster.replication): every rank runs its own program and no
+  // task serves control messages. The chief watches the other tasks' liveness links and every
+  // other task the chief's (and hears from the chief of the others' deaths); a task whose
+  // process ended is taken for dead, which cancels every
+  // step this process runs (AddStep) with an Unavailable error naming it, and fails later steps
+  // (AnyDead). A step past its time limit is cancelled the same way. A step still running
+  // kStuckStepGraceMs after its cancellation is blocked in a collective that a peer never joins,
+  // which nothing can interrupt: the process then logs why and exits with status 1. Called
+  // once, when the process joins the group.
+  void StartBetweenGraph();
+  bool between_graph() const { return between_graph_.load(std::memory_order_acquire); }
+  static constexpr int64_t kStuckStepGraceMs = 1000;
+  // `timeout_ms` > 0: the step is cancelled with DeadlineExceeded once it runs that long.
+  void AddStep(CancellationManager* step, int64_t timeout_ms);
+  void RemoveStep(CancellationManager* step);
+  // OK while every task is alive; else the error of the first task taken for dead.
+  Status AnyDead() const;
+
   // Chief: sends a control message to a worker (keys "ctl;<seq>" in order per worker). With
   // `wait`, returns once the transport has sent it; without, at once (errors are logged): for
   // callers that must not block, such as a step's cancellation callbacks, which may run while
@@ -98,6 +117,12 @@ class ProcessGroup {
   // From then on, steps and replies that need `rank` fail with `why` (once per rank); `ended`
   // when its process is known to have ended.
   void TakeForDead(int rank, const Status& why, bool ended);
+  // Listens for the workers' liveness links (the chief's half of StartHeartbeats).
+  void ListenForWorkers();
+  std::atomic<bool> between_graph_{false};
+  std::atomic<bool> any_dead_{false};
+  struct Steps;
+  std::shared_ptr<Steps> steps_;
   struct Liveness;
   std::shared_ptr<Liveness> liveness_;
   std::thread heartbeat_thread_;

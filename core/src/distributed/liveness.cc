@@ -149,6 +149,11 @@ void LivenessLinks::Watch(int chief) {
   const std::string identification = token + " " + std::to_string(rank_) + "\n";
   int fd = -1;
   while (fd < 0 && in >> address) fd = Dial(address, identification, wake_[0]);
+  {
+    std::lock_guard<std::mutex> lock(dial_mu_);
+    dialed_ = fd < 0 ? -1 : 1;
+  }
+  dialed_cv_.notify_all();
   if (fd < 0) {
     if (!Stopping())
       LogMessage(LogLevel::kWarning,
@@ -175,6 +180,12 @@ void LivenessLinks::Watch(int chief) {
     if (!links_.back().goodbye) ended_(chief);
     return;
   }
+}
+
+bool LivenessLinks::WaitUntilConnected(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(dial_mu_);
+  dialed_cv_.wait_for(lock, limit, [&] { return dialed_ != 0; });
+  return dialed_ == 1;
 }
 
 bool LivenessLinks::Stopping() {

@@ -13,9 +13,12 @@
 #ifndef CONFLUX_CORE_SRC_DISTRIBUTED_LIVENESS_H_
 #define CONFLUX_CORE_SRC_DISTRIBUTED_LIVENESS_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +45,10 @@ class LivenessLinks {
 
   // Chief: "<token> <ip>:<port> <ip>:<port> ...".
   const std::string& Invitation() const { return invitation_; }
+  // Worker: waits up to `limit` for the link to the chief; true once the chief has accepted and
+  // identified it (so that it sees this process end from then on), false when connecting failed
+  // or takes longer.
+  bool WaitUntilConnected(std::chrono::milliseconds limit);
 
  private:
   struct Link {
@@ -63,6 +70,9 @@ class LivenessLinks {
   int rank_ = -1;                 // worker
   std::vector<Link> links_;      // touched by the thread only, until it ended
   std::thread thread_;
+  std::mutex dial_mu_;  // worker: the outcome of connecting, once known
+  std::condition_variable dialed_cv_;
+  int dialed_ = 0;  // 0 = not yet, 1 = connected, -1 = failed
 };
 
 }  // namespace cfx::internal

@@ -74,8 +74,13 @@ struct Call {
   std::vector<int32_t> ranks;
   uint64_t id = 0;
   Tensor input, output;
-  int64_t check[2] = {0, 0};  // the shape agreement: {h, -h}, max-reduced
+  // Max-reduced: the shape agreement {h, -h}, and for a broadcast its sender {rank, -rank}
+  // ({-1, kNoSender} from a receiver).
+  int64_t check[4] = {0, 0, 0, 0};
 };
+
+// A receiver's sender slot in the agreement: below every -rank.
+constexpr int64_t kNoSender = -(int64_t{1} << 40);
 
 uint64_t NextCallId() {
   static std::atomic<uint64_t> next{1};
@@ -138,7 +143,9 @@ struct Params {
   DataType dtype = DT_FLOAT;
   ReduceOp reduce = ReduceOp::kSum;
   std::vector<int32_t> ranks;
-  int32_t root = -1;
+  // The sender's rank; -1 until the first call for a receiver whose session did not know it
+  // (between-graph replication).
+  std::atomic<int32_t> root{-1};
   std::mutex mu;
   bool verified = false;
   TensorShape verified_shape;
@@ -163,8 +170,8 @@ void Transfer(const std::shared_ptr<Params>& p, Collectives* collectives,
       // A broadcast moves bytes: bool goes as uint8.
       const DataType wire = p->dtype == DT_BOOL ? DT_UINT8 : p->dtype;
       return collectives->Broadcast(p->ranks, wire, call->output.raw_data(),
-                                    static_cast<uint64_t>(call->output.num_elements()), p->root,
-                                    nullptr, then);
+                                    static_cast<uint64_t>(call->output.num_elements()),
+                                    p->root.load(), nullptr, then);
     }
   }
 }
@@ -195,7 +202,7 @@ class CollectiveKernel : public BuiltinKernel {
       for (int64_t r : ranks->second.list.i) p_->ranks.push_back(static_cast<int32_t>(r));
     }
     auto root = node.attr.find(kRootRankAttr);
-    if (root != node.attr.end()) p_->root = static_cast<int32_t>(root->second.i);
+    if (root != node.attr.end()) p_->root.store(static_cast<int32_t>(root->second.i));
     return Status();
   }
 
@@ -304,13 +311,25 @@ class CollectiveKernel : public BuiltinKernel {
       return Status();
     }
     const int64_t h = ShapeFingerprint(p_->dtype, shape);
+    const bool bcast = p_->kind == Kind::kSend || p_->kind == Kind::kRecv;
+    const int64_t root = p_->root.load();
     call->check[0] = h;
     call->check[1] = -h;
+    call->check[2] = p_->kind == Kind::kSend ? root : -1;
+    call->check[3] = p_->kind == Kind::kSend ? -root : kNoSender;
     collectives->AllReduce(
-        p_->ranks, DT_INT64, call->check, call->check, 2, ReduceOp::kMax, nullptr,
-        [p = p_, collectives, call, h, shape](const Status& s) {
+        p_->ranks, DT_INT64, call->check, call->check, bcast ? 4 : 2, ReduceOp::kMax, nullptr,
+        [p = p_, collectives, call, h, shape, bcast](const Status& s) {
           if (call->finished.load()) return LateCompletion(call, s);
           if (!s.ok()) return Finish(call, s, /*transport_done=*/true);
+          if (bcast && (call->check[2] < 0 || call->check[2] != -call->check[3]))
+            return Finish(call,
+                          errors::InvalidArgument(
+                              "the broadcast over group ", RanksString(p->ranks), " has ",
+                              call->check[2] < 0 ? "no" : "more than one",
+                              " CollectiveBcastSendV2 among its members; it needs exactly one"),
+                          /*transport_done=*/true);
+          if (bcast) p->root.store(static_cast<int32_t>(call->check[2]));
           if (call->check[0] != h || -call->check[1] != h)
             return Finish(call,
                           errors::InvalidArgument(
@@ -335,12 +354,15 @@ class CollectiveKernel : public BuiltinKernel {
 }  // namespace
 
 void RegisterCollectiveKernels(KernelRegistry* r) {
+  // Inexpensive: they hand the transfer to the transport, which runs it on a thread of its own,
+  // or, between graphs, on this thread, where it blocks without computing (no pool handoff).
+  const uint32_t flags = kKernelInexpensive;
   for (const char* op : {"CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2"})
     RegisterBuiltin(r, BuiltinKernelDef<CollectiveKernel>(
-                           op, "CPU", true, 0, {"group_size", "group_key", "instance_key"}));
-  RegisterBuiltin(r, BuiltinKernelDef<CollectiveKernel>(
-                         "CollectiveBcastRecvV2", "CPU", true, 0,
-                         {"group_size", "group_key", "instance_key", "shape"}));
+                           op, "CPU", true, flags, {"group_size", "group_key", "instance_key"}));
+  RegisterBuiltin(
+      r, BuiltinKernelDef<CollectiveKernel>("CollectiveBcastRecvV2", "CPU", true, flags,
+                                            {"group_size", "group_key", "instance_key", "shape"}));
 }
 
 }  // namespace cfx::internal

@@ -545,8 +545,8 @@ class Parser {
     lines.jobs = lines.chief = lines.ranks = at.line;
     CFX_RETURN_IF_ERROR(ForEachEntry(
         at,
-        {"transport", "transport_options", "chief", "jobs", "ranks", "step_timeout", "heartbeat",
-         "fusion_bytes", "compression"},
+        {"transport", "transport_options", "chief", "jobs", "ranks", "replication", "step_timeout",
+         "heartbeat", "fusion_bytes", "compression"},
         [&](const Entry& e) -> Status {
           if (e.key == "transport") {
             CFX_ASSIGN_OR_RETURN(cluster->transport, NonEmptyString(e.value, "a transport name"));
@@ -581,6 +581,14 @@ class Parser {
               cluster->ranks.push_back(std::move(task));
               return Status();
             });
+          }
+          if (e.key == "replication") {
+            CFX_ASSIGN_OR_RETURN(cluster->replication, String(e.value, "a replication mode"));
+            const std::string& mode = cluster->replication;
+            if (mode == "in-graph" || mode == "between-graph") return Status();
+            return Error(e.value, "expected one of in-graph, between-graph, got " +
+                                      Describe(e.value.node) +
+                                      DidYouMean(mode, {"in-graph", "between-graph"}));
           }
           if (e.key == "step_timeout")
             return QuantityOf(e.value, kDuration, &cluster->step_timeout_ms);

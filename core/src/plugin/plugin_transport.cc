@@ -192,7 +192,8 @@ class PluginCollectives final : public Collectives {
 
 StatusOr<std::unique_ptr<Transport>> CreatePluginTransport(
     const cfx_transport_desc* desc, const std::string& plugin,
-    const std::vector<std::pair<std::string, std::string>>& options, int expected_size) {
+    const std::vector<std::pair<std::string, std::string>>& options, int expected_size,
+    bool blocking_collectives) {
   const std::string who = "transport '" + std::string(desc->name) + "' of plugin " + plugin;
   std::vector<const char*> keys, values;
   for (const auto& [key, value] : options) {
@@ -205,6 +206,7 @@ StatusOr<std::unique_ptr<Transport>> CreatePluginTransport(
   config.option_keys = keys.data();
   config.option_values = values.data();
   config.expected_size = expected_size;
+  config.blocking_collectives = blocking_collectives ? 1 : 0;
   cfx_status status;
   cfx_transport* handle = desc->create(desc->state, &config, &status);
   if (!status.status.ok()) {

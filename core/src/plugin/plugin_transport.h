@@ -34,11 +34,14 @@ namespace cfx::internal {
 // Creates the transport `desc` describes (joins the process group) with `options` (the plugin's
 // and the cluster's transport_options). `plugin` names the plugin in errors. Fails with the
 // plugin's error, or FailedPrecondition when `expected_size` > 0 and the group has another size.
+// `blocking_collectives`: the host's collective calls may block their thread until every member
+// joins (cfx_host_transport_config.blocking_collectives).
 // The Transport destroys the plugin's transport (desc->destroy) when it is destroyed, which the
 // caller does only once every operation has completed or been cancelled.
 StatusOr<std::unique_ptr<Transport>> CreatePluginTransport(
     const cfx_transport_desc* desc, const std::string& plugin,
-    const std::vector<std::pair<std::string, std::string>>& options, int expected_size);
+    const std::vector<std::pair<std::string, std::string>>& options, int expected_size,
+    bool blocking_collectives = false);
 
 // Creates the collectives `desc` describes over the process group of `group`, which must outlive
 // them. Every process of the group creates them (a plugin may talk to its peers in create).

@@ -76,7 +76,8 @@ Status CheckUnconditional(const Graph& graph, const std::vector<Member>& members
 }  // namespace
 
 Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
-                          const std::function<int(const Device*)>& rank_of) {
+                          const std::function<int(const Device*)>& rank_of, int replica_tasks) {
+  const bool between = replica_tasks > 0;
   std::vector<Member> members;
   for (const auto& n : graph->nodes()) {
     if (!internal::IsCollectiveOp(n->op())) continue;
@@ -109,12 +110,22 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
       ranks.insert(m->rank);
       instances[m->instance_key].push_back(m);
     }
-    if (static_cast<int>(ranks.size()) != first.group_size)
+    if (between && first.group_size != 1 && first.group_size != replica_tasks)
+      return errors::InvalidArgument(
+          "group ", key, " has group_size ", first.group_size, " (", Where(*first.node),
+          ") but under between-graph replication a group spans every task of the cluster: "
+          "group_size must be ",
+          replica_tasks, " (or 1)");
+    if (!between && static_cast<int>(ranks.size()) != first.group_size)
       return errors::InvalidArgument(
           "group ", key, " has group_size ", first.group_size, " but its members (e.g. ",
           Where(*first.node), ") sit on ", ranks.size(), " task(s): a group has one member per "
           "task (process), so place each member on a task of its own");
     std::vector<int64_t> rank_list(ranks.begin(), ranks.end());
+    if (between) {
+      rank_list.clear();
+      for (int r = 0; r < replica_tasks; ++r) rank_list.push_back(r);
+    }
     for (auto& [instance, calls] : instances) {
       std::map<int, const Member*> by_rank;
       int senders = 0;
@@ -139,39 +150,54 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
           sender = m;
         }
       }
-      if (static_cast<int>(calls.size()) != first.group_size)
+      if (!between && static_cast<int>(calls.size()) != first.group_size)
         return errors::InvalidArgument("group ", key, ", instance ", instance, " has ",
                                        calls.size(), " member(s) (e.g. ", Where(*first.node),
                                        ") but group_size is ", first.group_size);
       const bool is_bcast = calls.front()->node->op() == "CollectiveBcastSendV2" ||
                             calls.front()->node->op() == "CollectiveBcastRecvV2";
-      if (is_bcast && senders != 1)
+      // Between graphs, this process holds the sender or a receiver.
+      if (is_bcast && !between && senders != 1)
         return errors::InvalidArgument("group ", key, ", instance ", instance, " is a broadcast "
                                        "with ", senders, " CollectiveBcastSendV2 node(s); it "
                                        "needs exactly one");
       for (const Member* m : calls) {
         if (first.group_size == 1) break;  // a group of one: the kernel passes the value on
         graph->SetAttr(m->node, internal::kGroupRanksAttr, AttrValue::IntList(rank_list));
-        if (is_bcast) graph->SetAttr(m->node, internal::kRootRankAttr, AttrValue::Int(sender->rank));
+        // -1: a receiver between graphs learns the sender's rank when the step runs.
+        if (is_bcast)
+          graph->SetAttr(m->node, internal::kRootRankAttr,
+                         AttrValue::Int(sender != nullptr ? sender->rank : -1));
       }
     }
-    // One order per rank: ascending instance_key.
-    std::map<int, std::vector<const Member*>> per_rank;
-    for (const Member* m : group) per_rank[m->rank].push_back(m);
-    for (auto& [rank, calls] : per_rank) {
-      std::sort(calls.begin(), calls.end(), [](const Member* a, const Member* b) {
-        return a->instance_key < b->instance_key;
-      });
-      for (size_t i = 1; i < calls.size(); ++i)
-        graph->AddControlEdge(calls[i - 1]->node, calls[i]->node);
-    }
+  }
+  // One order per rank and set of ranks (groups of the same ranks share a communicator):
+  // ascending (group_key, instance_key).
+  std::map<std::pair<std::vector<int64_t>, int>, std::vector<const Member*>> chains;
+  for (const auto& [key, group] : groups) {
+    if (group.front()->group_size == 1) continue;  // no transfer
+    std::set<int> ranks;
+    for (const Member* m : group) ranks.insert(m->rank);
+    std::vector<int64_t> rank_list(ranks.begin(), ranks.end());
+    if (between) rank_list = {replica_tasks};
+    for (const Member* m : group) chains[{rank_list, m->rank}].push_back(m);
+  }
+  for (auto& [where, calls] : chains) {
+    std::sort(calls.begin(), calls.end(), [](const Member* a, const Member* b) {
+      return std::make_pair(a->group_key, a->instance_key) <
+             std::make_pair(b->group_key, b->instance_key);
+    });
+    for (size_t i = 1; i < calls.size(); ++i)
+      graph->AddControlEdge(calls[i - 1]->node, calls[i]->node);
   }
   // The order must not contradict the data: instance k+1 may not feed instance k.
   auto order = graph->TopologicalOrder();
   if (!order.ok())
     return errors::InvalidArgument(
-        "the collectives' instance_key order contradicts their data dependencies (a collective "
-        "feeds one with a smaller instance_key in the same group): ", order.status().message());
+        "the collectives' (group_key, instance_key) order contradicts their data dependencies (a "
+        "collective feeds one with a smaller instance_key in the same group, or with a smaller "
+        "group_key in a group of the same tasks): ",
+        order.status().message());
   return Status();
 }
 

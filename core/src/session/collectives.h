@@ -21,10 +21,16 @@ namespace cfx {
 //  - collectives are not inside a while loop or a conditional branch, where a member might skip
 //    a call that the others make.
 // It sets the nodes' _group_ranks (and _root_rank for broadcasts; kernels/collective_attrs.h) and
-// chains each rank's members of a group with control edges in instance_key order, so that every
-// member issues them in the same order. Errors are InvalidArgument naming the nodes.
+// chains each rank's members with control edges in (group_key, instance_key) order, across the
+// groups of the same ranks (which share the transport's communicator), so that every member
+// issues them in the same order. Errors are InvalidArgument naming the nodes.
+//
+// Between-graph replication (`replica_tasks` > 0, the number of tasks): the graph is this
+// process's own, and the other members are in the other ranks' graphs. Every group then spans
+// every task (group_size 1 or `replica_tasks`), the graph holds one member per instance, and a
+// broadcast's receivers learn the sender's rank when the step runs.
 Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
-                          const std::function<int(const Device*)>& rank_of);
+                          const std::function<int(const Device*)>& rank_of, int replica_tasks = 0);
 
 }  // namespace cfx
 

@@ -63,11 +63,13 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
   std::lock_guard<std::mutex> lock(slot.mu);
   if (slot.group != nullptr) {
     if (slot.group->size() != cc.num_tasks() || slot.group->chief() != chief ||
-        slot.group->transport()->name() != cc.transport)
-      return errors::FailedPrecondition(where, ": this process already joined a cluster of ",
-                                        slot.group->size(), " tasks over transport ",
-                                        slot.group->transport()->name(),
-                                        "; a process belongs to one cluster for its lifetime");
+        slot.group->transport()->name() != cc.transport ||
+        slot.group->between_graph() != cc.between_graph())
+      return errors::FailedPrecondition(
+          where, ": this process already joined a cluster of ", slot.group->size(),
+          " tasks over transport ", slot.group->transport()->name(), " (",
+          slot.group->between_graph() ? "between" : "in", "-graph replication)",
+          "; a process belongs to one cluster for its lifetime");
     return slot.group.get();
   }
   if (plugins->transports().count(cc.transport) == 0) {
@@ -91,9 +93,11 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
   for (const PluginSpec& p : config.plugins)
     if (p.name == entry.plugin) options = p.options;
   options.insert(options.end(), cc.transport_options.begin(), cc.transport_options.end());
-  CFX_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport,
-                       // The size is checked below, with the config's words.
-                       internal::CreatePluginTransport(entry.desc, entry.plugin, options, 0));
+  CFX_ASSIGN_OR_RETURN(
+      std::unique_ptr<Transport> transport,
+      // The size is checked below, with the config's words.
+      internal::CreatePluginTransport(entry.desc, entry.plugin, options, 0,
+                                      /*blocking_collectives=*/cc.between_graph()));
   if (transport->size() != cc.num_tasks()) {
     if (transport->size() == 1)
       return errors::FailedPrecondition(
@@ -113,6 +117,7 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
         internal::CreatePluginCollectives(entry.desc->collectives, entry.plugin, t));
     group->set_host_collectives(std::move(collectives));
   }
+  if (cc.between_graph()) group->StartBetweenGraph();
   slot.group = std::move(group);
   return slot.group.get();
 }
@@ -181,6 +186,13 @@ StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const Config& config) {
   CFX_ASSIGN_OR_RETURN(internal::ProcessGroup * group,
                        JoinProcessGroup(config, rt->plugins_.get()));
   const ClusterTask& self = group->tasks()[group->rank()];
+  if (config.cluster.between_graph()) {
+    // Every rank runs the program: a runtime of its own task, no master.
+    rt->config_.devices = config.cluster.DevicesOf(self.job, config.devices);
+    CFX_RETURN_IF_ERROR(rt->CreateTaskDevices(self.job, self.task));
+    rt->replica_group_ = group;
+    return rt;
+  }
   if (!group->is_chief()) {
     // A worker: serve the chief until its process exits, then exit. Each of the chief's
     // Runtimes gets a Runtime of this task under the chief's config.
@@ -289,8 +301,9 @@ StatusOr<Device*> Runtime::FindDevice(const std::string& spec) const {
 }
 
 std::string Runtime::task_name() const {
-  return cluster_ == nullptr ? std::string()
-                             : "/job:" + job_ + "/replica:0/task:" + std::to_string(task_);
+  return cluster_ == nullptr && replica_group_ == nullptr
+             ? std::string()
+             : "/job:" + job_ + "/replica:0/task:" + std::to_string(task_);
 }
 
 Runtime::TransferStats Runtime::SentToOtherTasks() {

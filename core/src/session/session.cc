@@ -159,7 +159,7 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
   ek->num_fetches = fetches.size();
   internal::Cluster* cluster = runtime->cluster();
   std::optional<DeviceName> chief;
-  if (cluster != nullptr) {
+  if (cluster != nullptr || runtime->replica_group() != nullptr) {
     // Feeds and fetches live in the client's task; so does every node that names no task.
     chief = DeviceName::Parse(runtime->task_name()).value();
     std::set<std::string> frame_nodes(pruned.arg_nodes.begin(), pruned.arg_nodes.end());
@@ -186,9 +186,14 @@ StatusOr<std::shared_ptr<ExecutorsAndKeys>> Session::Impl::GetExecutors(
     if (n != nullptr && n->op_registration().def.is_stateful)
       stateful_devices.emplace(n->name(), device_of[n->id()]->full_name());
   placing.unlock();
-  CFX_RETURN_IF_ERROR(ResolveCollectives(g.get(), device_of, [cluster](const Device* d) {
-    return cluster != nullptr ? cluster->group()->RankOfDevice(d->full_name()) : 0;
-  }));
+  internal::ProcessGroup* replicas = runtime->replica_group();
+  CFX_RETURN_IF_ERROR(ResolveCollectives(
+      g.get(), device_of,
+      [cluster, replicas](const Device* d) {
+        if (replicas != nullptr) return replicas->rank();
+        return cluster != nullptr ? cluster->group()->RankOfDevice(d->full_name()) : 0;
+      },
+      replicas != nullptr ? replicas->size() : 0));
   CFX_ASSIGN_OR_RETURN(auto parts, PartitionGraph(*g, device_of));
   std::set<const Device*> local;
   for (const auto& d : runtime->devices()) local.insert(d.get());
@@ -262,11 +267,15 @@ Status Session::Run(const RunOptions& options,
 
   CancellationManager cancellation;
   internal::Cluster* cluster = impl.runtime->cluster();
+  // Between-graph replication: this task's partitions only, joined to the other ranks' steps by
+  // collectives.
+  internal::ProcessGroup* replicas = impl.runtime->replica_group();
   StepContext step;
   std::unique_ptr<Rendezvous> rendezvous;
   if (cluster == nullptr) {
     step.step_id = impl.next_step_id.fetch_add(1, std::memory_order_relaxed);
     rendezvous = std::make_unique<LocalRendezvous>();
+    if (replicas != nullptr) step.collectives = replicas->host_collectives();
   } else {
     // Step ids are unique in the cluster: the transport's keys carry them.
     internal::ProcessGroup* group = cluster->group();
@@ -291,6 +300,15 @@ Status Session::Run(const RunOptions& options,
     impl.active_steps.insert(&cancellation);
     ++impl.running;
   }
+  int64_t timeout_ms = options.timeout_ms;
+  if (timeout_ms == 0 && (cluster != nullptr || replicas != nullptr))
+    timeout_ms = impl.runtime->config().cluster.step_timeout_ms;
+  if (replicas != nullptr) {
+    // A task taken for dead cancels the step (and every later one): its collectives would wait
+    // for it forever. So does the time limit, also while a collective blocks this thread.
+    replicas->AddStep(&cancellation, timeout_ms);
+    if (Status dead = replicas->AnyDead(); !dead.ok()) cancellation.StartCancel(dead);
+  }
   internal::RemoteGraphs* remote = ek->remote.get();
   if (ek->executors.size() > 1 || remote != nullptr)
     cancellation.Register([&rendezvous](const Status& s) { rendezvous->StartAbort(s); });
@@ -306,9 +324,6 @@ Status Session::Run(const RunOptions& options,
   if (remaining.load() == 0) all_done.Notify();
   std::mutex status_mu;
   Status step_status;
-  int64_t timeout_ms = options.timeout_ms;
-  if (timeout_ms == 0 && cluster != nullptr)
-    timeout_ms = impl.runtime->config().cluster.step_timeout_ms;
   if (remote != nullptr) {
     remote->RunAsync(step.step_id, step.collect_stats,
                      [&](const Status& s, std::vector<DeviceStepStats> task_stats) {
@@ -337,6 +352,7 @@ Status Session::Run(const RunOptions& options,
     cancellation.StartCancel(
         errors::DeadlineExceeded("the step timed out after ", timeout_ms, " ms"));
   all_done.Wait();
+  if (replicas != nullptr) replicas->RemoveStep(&cancellation);
   if (cluster != nullptr)  // what is left of the step's messages is dropped from now on
     cluster->group()->transport()->AbortPrefix(
         internal::RemoteRendezvous::StepPrefix(step.step_id),

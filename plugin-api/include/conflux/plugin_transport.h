@@ -55,6 +55,12 @@ typedef struct cfx_host_transport_config {
   const char* const* option_keys;
   const char* const* option_values;
   int32_t expected_size; /* tasks in the cluster config (0 = not known) */
+  /* Appended in ABI 1.4 (read it only when struct_size covers it): 1 when the host's calls of
+   * the collectives may block the calling thread until every member has joined. The host sets it
+   * under between-graph replication, where a member waits for nothing but the collectives
+   * themselves; a transport may then run them on the caller's thread, without a handoff to a
+   * thread of its own. 0: a call must return without waiting for the other members. */
+  int32_t blocking_collectives;
 } cfx_host_transport_config;
 
 typedef struct cfx_transport_funcs {

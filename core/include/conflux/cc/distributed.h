@@ -39,7 +39,16 @@ class DataParallel {
   // the scope.
   explicit DataParallel(const Scope& root, const std::string& job = "worker");
 
+  // The replicas this graph builds: one per task of the job, or under between-graph replication
+  // (cluster.replication) one, this task's, whose program builds it.
   int num_replicas() const { return static_cast<int>(devices_.size()); }
+  // The replicas that average their gradients: every task of the job (of the cluster, between
+  // graphs).
+  int group_size() const { return group_size_; }
+  // Whether this process runs the chief's replica: always in graph; between graphs, on the
+  // chief's task only. Its variables are the ones BroadcastVariables hands out; it is the one to
+  // save checkpoints and write summaries.
+  bool is_chief() const { return broadcast_source_; }
   // Replica r's task ("/job:worker/replica:0/task:1"); "" for the one replica without a cluster.
   const std::string& device(int r) const { return devices_[r]; }
   // Builds replica r: its ops go to its task, and for r > 0 their names start with
@@ -48,7 +57,8 @@ class DataParallel {
   // Replica r's variables of a collection (those on its task), in the order they were made.
   std::vector<Output> Variables(int r, const std::string& collection = kTrainableVariables) const;
   // Assigns replica 0's value of every global variable to the other replicas (one broadcast per
-  // variable): run it after the initializer or a restore. A NoOp without a cluster.
+  // variable; between graphs, the chief's value to every task's): run it after the initializer
+  // or a restore. A NoOp without a cluster.
   Operation BroadcastVariables(const Scope& scope) const;
 
   int32_t group_key() const { return group_key_; }
@@ -64,6 +74,8 @@ class DataParallel {
   Scope root_;
   std::vector<std::string> devices_;
   int32_t group_key_ = 0;
+  int32_t group_size_ = 1;
+  bool broadcast_source_ = true;  // between graphs: this task's variables are broadcast
   int64_t fusion_bytes_ = 0;
   DataType wire_dtype_ = DT_FLOAT;
   int64_t wire_min_bytes_ = 0;

@@ -73,6 +73,8 @@ class TransportAlloc {
 struct TransportConfig {
   std::map<std::string, std::string> options;
   int32_t expected_size = 0;
+  // cfx_host_transport_config.blocking_collectives: collectives may block their caller.
+  bool blocking_collectives = false;
 
   std::string Option(const std::string& key, const std::string& fallback) const {
     auto it = options.find(key);

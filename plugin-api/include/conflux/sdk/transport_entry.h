@@ -6,6 +6,7 @@
 #ifndef CONFLUX_SDK_TRANSPORT_ENTRY_H_
 #define CONFLUX_SDK_TRANSPORT_ENTRY_H_
 
+#include <cstddef>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -171,6 +172,10 @@ cfx_transport* CreateTransport(void*, const cfx_host_transport_config* config, c
     for (size_t i = 0; i < config->num_options; ++i)
       c.options[config->option_keys[i]] = config->option_values[i];
     c.expected_size = config->expected_size;
+    c.blocking_collectives =
+        config->struct_size >= offsetof(cfx_host_transport_config, blocking_collectives) +
+                                   sizeof(config->blocking_collectives) &&
+        config->blocking_collectives != 0;
     return T::Create(c);
   });
 }

@@ -1,0 +1,275 @@
+// Between-graph replication across real processes (cluster.replication: between-graph): every
+// rank of `mpirun -n 3` runs these tests with a runtime of its own task, builds its own graph
+// and runs its own steps; collectives join them (ctest distributed.between_graph). Results are
+// checked against values computed here, against the other ranks (by a Max and a Min all-reduce:
+// equal means bit-identical everywhere) and against the same model trained in one process.
+//
+// With --kill-test (ctest distributed.between_graph_kill, under mpirun --enable-recovery) the
+// last rank kills itself after a few steps, and the others check that their next step fails
+// with an error that names it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "cluster_test_main.h"
+#include "conflux/cc/client_session.h"
+#include "conflux/cc/distributed.h"
+#include "conflux/cc/ops/standard_ops.h"
+#include "conflux/cc/optimizers.h"
+#include "conflux/cc/variables.h"
+#include "conflux/config.h"
+#include "conflux/runtime.h"
+#include "conflux/session.h"
+#include "graph_builder.h"
+#include "kernel_test_util.h"
+#include "replica_model.h"
+
+namespace cfx {
+namespace {
+
+using namespace test;  // NOLINT
+
+Runtime* g_runtime = nullptr;
+int g_rank = 0;
+constexpr int kTasks = 3;
+
+std::string BetweenGraphYaml() {
+  return ClusterYamlHead() + R"(cluster:
+  transport: mpi
+  replication: between-graph
+  fusion_bytes: 64
+  jobs:
+    - {name: worker, tasks: 3}
+)";
+}
+
+std::string Device() {
+  return "/job:worker/replica:0/task:" + std::to_string(g_rank) + "/device:CPU:0";
+}
+
+std::unique_ptr<Session> NewSession(const GraphDef& g) {
+  auto s = Session::Create(g_runtime, g);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+std::vector<std::string> GroupInputs(GraphBuilder* b, const std::string& prefix, int size, int key,
+                                     int instance) {
+  b->Const(prefix + "/size", MakeScalar<int32_t>(size));
+  b->Const(prefix + "/key", MakeScalar<int32_t>(key));
+  b->Const(prefix + "/instance", MakeScalar<int32_t>(instance));
+  return {prefix + "/size", prefix + "/key", prefix + "/instance"};
+}
+
+void Collective(GraphBuilder* b, const std::string& name, const std::string& op,
+                std::vector<std::string> inputs, int size, int key, int instance, DataType t,
+                std::vector<std::pair<std::string, AttrValue>> attrs = {}) {
+  for (const std::string& g : GroupInputs(b, name, size, key, instance)) inputs.push_back(g);
+  attrs.emplace_back("T", Type(t));
+  b->Op(name, op, inputs, attrs, "");
+}
+
+void Reduce(GraphBuilder* b, const std::string& name, const std::string& input, int key,
+            int instance, const std::string& merge, const std::string& final_op) {
+  Collective(b, name, "CollectiveReduceV2", {input}, kTasks, key, instance, DT_FLOAT,
+             {{"merge_op", AttrValue::String(merge)}, {"final_op", AttrValue::String(final_op)}});
+}
+
+Status RunError(const GraphDef& g, const std::vector<std::string>& fetches) {
+  auto session = NewSession(g);
+  if (session == nullptr) return errors::Internal("no session");
+  std::vector<Tensor> out;
+  return session->Run({}, fetches, {}, &out);
+}
+
+TEST(BetweenGraph, EachRanksOwnGraphJoinsTheOthersInItsCollectives) {
+  ASSERT_EQ(g_runtime->task_name(), "/job:worker/replica:0/task:" + std::to_string(g_rank));
+  GraphBuilder b;
+  const float r = static_cast<float>(g_rank);
+  b.Const("x", MakeVector<float>({r + 1, -2 * r, 0.5f * r + 1}));
+  Reduce(&b, "sum", "x", 1, 1, "Add", "Id");
+  Reduce(&b, "mean", "x", 1, 2, "Add", "Div");
+  Reduce(&b, "max", "x", 1, 3, "Max", "Id");
+  Collective(&b, "gather", "CollectiveGatherV2", {"x"}, kTasks, 1, 4, DT_FLOAT);
+  // Rank 1 sends: the receivers learn the root when the step runs.
+  if (g_rank == 1) {
+    b.Const("b", MakeVector<float>({7, 8}));
+    Collective(&b, "bcast", "CollectiveBcastSendV2", {"b"}, kTasks, 1, 5, DT_FLOAT);
+  } else {
+    b.Const("shape", MakeVector<int32_t>({2}));
+    std::vector<std::string> in;
+    for (const std::string& g : GroupInputs(&b, "bcast", kTasks, 1, 5)) in.push_back(g);
+    in.push_back("shape");
+    b.Op("bcast", "CollectiveBcastRecvV2", in, {{"T", Type(DT_FLOAT)}}, "");
+  }
+  auto session = NewSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out;
+    Status s = session->Run({}, {"sum:0", "mean:0", "max:0", "gather:0", "bcast:0"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{6, -6, 4.5f}));
+    EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{2, -2, 1.5f}));
+    EXPECT_EQ(Values<float>(out[2]), (std::vector<float>{3, 0, 2}));
+    EXPECT_EQ(Values<float>(out[3]),
+              (std::vector<float>{1, 0, 1, 2, -2, 1.5f, 3, -4, 2}));  // rank order
+    EXPECT_EQ(out[3].shape(), TensorShape({9}));
+    EXPECT_EQ(Values<float>(out[4]), (std::vector<float>{7, 8}));
+  }
+}
+
+TEST(BetweenGraph, AGroupMustSpanEveryTask) {
+  GraphBuilder b;
+  b.Const("x", MakeVector<float>({1}));
+  Collective(&b, "r", "CollectiveReduceV2", {"x"}, 2, 9, 1, DT_FLOAT,
+             {{"merge_op", AttrValue::String("Add")}, {"final_op", AttrValue::String("Id")}});
+  Status s = RunError(b.graph(), {"r:0"});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("group_size must be 3"), std::string::npos) << s;
+}
+
+TEST(BetweenGraph, NodesOfAnotherTaskAreAnError) {
+  GraphBuilder b;
+  const int other = (g_rank + 1) % kTasks;
+  b.Const("x", MakeVector<float>({1}),
+          "/job:worker/replica:0/task:" + std::to_string(other) + "/device:CPU:0");
+  Status s = RunError(b.graph(), {"x:0"});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("task:" + std::to_string(other)), std::string::npos) << s;
+}
+
+TEST(BetweenGraph, MembersWithAnotherShapeFailTheStepOnEveryRank) {
+  GraphBuilder b;
+  b.Const("x", g_rank == 2 ? MakeVector<float>({1, 2, 3}) : MakeVector<float>({1, 2}));
+  Reduce(&b, "r", "x", 11, 1, "Add", "Id");
+  Status s = RunError(b.graph(), {"r:0"});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("disagree on the dtype or shape"), std::string::npos) << s;
+}
+
+TEST(BetweenGraph, ABroadcastWithTwoSendersFailsOnEveryRank) {
+  GraphBuilder b;
+  b.Const("v", MakeVector<float>({1, 2}));
+  if (g_rank == 2) {
+    b.Const("shape", MakeVector<int32_t>({2}));
+    std::vector<std::string> in;
+    for (const std::string& g : GroupInputs(&b, "bcast", kTasks, 12, 1)) in.push_back(g);
+    in.push_back("shape");
+    b.Op("bcast", "CollectiveBcastRecvV2", in, {{"T", Type(DT_FLOAT)}}, "");
+  } else {
+    Collective(&b, "bcast", "CollectiveBcastSendV2", {"v"}, kTasks, 12, 1, DT_FLOAT);
+  }
+  Status s = RunError(b.graph(), {"bcast:0"});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("more than one CollectiveBcastSendV2"), std::string::npos) << s;
+}
+
+// Each rank trains its replica on its own batches, from its own initial values until the
+// chief's are broadcast; the variables end bit-identical on every rank and equal to one process
+// trained on the three batches at once.
+TEST(BetweenGraph, DataParallelReplicasStayIdenticalAndMatchOneProcess) {
+  constexpr int kSteps = 15;
+  Scope root = Scope::NewRootScope(g_runtime);
+  DataParallel dp(root);
+  ASSERT_EQ(dp.num_replicas(), 1);
+  EXPECT_EQ(dp.group_size(), kTasks);
+  EXPECT_EQ(dp.device(0), g_runtime->task_name());
+  Replica replica = BuildReplica(dp.ReplicaScope(0), 100 + g_rank);  // differs until the sync
+  MomentumOptimizer momentum(0.05f, 0.9f);
+  DistributedOptimizer opt(&momentum, dp);
+  Operation train = opt.Minimize(root, {replica.loss}, GlobalStep(root));
+  Operation init = GlobalVariablesInitializer(root);
+  Operation sync = dp.BroadcastVariables(root);
+  // Every rank's variables, max- and min-reduced over the ranks: equal to its own when every
+  // rank holds the same bits.
+  std::vector<Output> vars = dp.Variables(0), highest, lowest;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const int instance = 1000 + 2 * static_cast<int>(i);
+    Output value = ops::Identity(root, vars[i]);
+    highest.push_back(ops::CollectiveReduceV2(root, value, kTasks, 77, instance, {}, "Max", "Id"));
+    lowest.push_back(
+        ops::CollectiveReduceV2(root, value, kTasks, 77, instance + 1, {}, "Min", "Id"));
+  }
+  ASSERT_TRUE(root.ok()) << root.status();
+  GraphDef g;
+  ASSERT_TRUE(root.ToGraphDef(&g).ok());
+  int reductions = 0;
+  for (const NodeDef& n : g.node)
+    reductions += n.op == "CollectiveReduceV2" && n.name.find("allreduce") != std::string::npos;
+  EXPECT_EQ(reductions, 2);  // fusion_bytes 64: two buckets
+  ClientSession session(root, g_runtime);
+  ASSERT_TRUE(session.Run({}, {}, {init}, nullptr).ok());
+  Status s = session.Run({}, {}, {sync}, nullptr);
+  ASSERT_TRUE(s.ok()) << s;
+  for (int step = 0; step < kSteps; ++step) {
+    s = session.Run(
+        {{replica.x, ReplicaX(step, kTasks, g_rank)}, {replica.y, ReplicaY(step, kTasks, g_rank)}},
+        {}, {train}, nullptr);
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  std::vector<Tensor> mine, max, min;
+  ASSERT_TRUE(session.Run({}, vars, &mine).ok());
+  ASSERT_TRUE(session.Run({}, highest, &max).ok());
+  ASSERT_TRUE(session.Run({}, lowest, &min).ok());
+  for (size_t i = 0; i < vars.size(); ++i) {
+    EXPECT_EQ(Values<float>(max[i]), Values<float>(mine[i])) << "variable " << i;
+    EXPECT_EQ(Values<float>(min[i]), Values<float>(mine[i])) << "variable " << i;
+  }
+
+  const std::vector<Tensor> want = TrainOneProcess(kTasks, kSteps);
+  ASSERT_EQ(want.size(), mine.size());
+  for (size_t i = 0; i < want.size(); ++i) ExpectTensorNear(want[i], mine[i], 1e-5);
+}
+
+// The last rank kills itself (SIGKILL) after three steps; the others' next step fails with
+// Unavailable naming it, well within 5 s. Each survivor prints the time it took.
+TEST(BetweenGraphFailure, AKilledTaskFailsTheOthersSteps) {
+  GraphBuilder b;
+  b.Const("x", MakeVector<float>({1}));
+  Reduce(&b, "sum", "x", 21, 1, "Add", "Id");
+  auto session = NewSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  for (int step = 0; step < 3; ++step) {
+    std::vector<Tensor> out;
+    Status s = session->Run({}, {"sum:0"}, {}, &out);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(Values<float>(out[0]), std::vector<float>{3});
+  }
+  if (g_rank == kTasks - 1) {
+    std::fflush(stdout);
+    std::raise(SIGKILL);
+  }
+  const auto killed = std::chrono::steady_clock::now();  // within a step of the kill
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"sum:0"}, {}, &out);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s;
+  EXPECT_NE(s.message().find("task:2"), std::string::npos) << s;
+  EXPECT_LT(seconds, 5.0);
+  std::printf("rank %d saw the dead task within %.2f s: %s\n", g_rank, seconds,
+              s.ToString().c_str());
+}
+
+}  // namespace
+}  // namespace cfx
+
+int main(int argc, char** argv) {
+  bool kill_test = false;
+  for (int i = 1; i < argc; ++i) kill_test |= std::strcmp(argv[i], "--kill-test") == 0;
+  ::testing::GTEST_FLAG(filter) = kill_test ? "BetweenGraphFailure.*" : "BetweenGraph.*";
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  cfx::g_rank = rank != nullptr ? std::atoi(rank) : 0;
+  return cfx::test::RunClusterTests(argc, argv, cfx::BetweenGraphYaml(), "between_graph_test",
+                                    &cfx::g_runtime);
+}
