@@ -20,6 +20,9 @@ const char* const kLivenessKey = "liveness";
 const char* const kDeathKey = "death";
 // Between-graph replication: a worker's liveness link is up (or failed), sent to the chief.
 const char* const kLinkedKey = "linked";
+// Between-graph replication: a rank's program has ended (both ways: worker -> chief, and the
+// chief's answer once every worker has).
+const char* const kExitKey = "exit";
 std::string ReplyKey(int kind, int rank, const std::string& rest) {
   return std::string(kReplyKinds[kind]) + ";" + std::to_string(rank) + ";" + rest;
 }
@@ -322,7 +325,45 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   });
 }
 
+void ProcessGroup::ExitTogether() {
+  struct Arrivals {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::set<int> pending;
+  };
+  auto arrivals = std::make_shared<Arrivals>();
+  std::vector<int> peers;
+  for (int r = 0; r < size(); ++r)
+    if (r != rank_ && (is_chief() || r == chief_)) peers.push_back(r);
+  for (int r : peers) {
+    arrivals->pending.insert(r);
+    transport_->RecvBytes(r, kExitKey, [arrivals, r](const Status&, std::string) {
+      std::lock_guard<std::mutex> lock(arrivals->mu);
+      arrivals->pending.erase(r);
+      arrivals->cv.notify_all();
+    });
+  }
+  // A worker tells the chief it is done and waits for the chief's word; the chief waits for
+  // every worker, then answers them. A task taken for dead meanwhile is not waited for.
+  if (!is_chief()) transport_->SendBytes(chief_, kExitKey, "", [](const Status&) {});
+  std::unique_lock<std::mutex> lock(arrivals->mu);
+  for (;;) {
+    bool waiting = false;
+    for (int r : arrivals->pending) waiting |= TaskHealth(r).ok();
+    if (!waiting) break;
+    arrivals->cv.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  lock.unlock();
+  if (is_chief())
+    for (int r : peers)
+      if (TaskHealth(r).ok()) transport_->SendBytes(r, kExitKey, "", [](const Status&) {});
+}
+
 ProcessGroup::~ProcessGroup() {
+  // Between graphs every rank leaves when its own program ends, and MPI's finalization would
+  // take a rank that is still busy (the chief saving a checkpoint) for a dead one: the ranks
+  // leave together.
+  if (between_graph() && size() > 1) ExitTogether();
   {
     // Goodbye on every liveness link first: the exits that follow are not deaths.
     std::lock_guard<std::mutex> lock(liveness_->mu);

@@ -119,6 +119,9 @@ class ProcessGroup {
   void TakeForDead(int rank, const Status& why, bool ended);
   // Listens for the workers' liveness links (the chief's half of StartHeartbeats).
   void ListenForWorkers();
+  // Between graphs: returns once every task's program has ended (or its task was taken for
+  // dead), so that all ranks finalize the transport together.
+  void ExitTogether();
   std::atomic<bool> between_graph_{false};
   std::atomic<bool> any_dead_{false};
   struct Steps;
