@@ -2,6 +2,9 @@
 #include "cpu_device.h"
 
 #include <omp.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -64,10 +67,23 @@ void ParallelFor(cfx_device* dev, int64_t total, int64_t cost, cfx_range_fn fn, 
     return;
   }
   int64_t chunks = std::min<int64_t>(total, threads);
+#if defined(__x86_64__)
+  // The OpenMP threads compute in the caller's floating-point mode: the executor's flushing of
+  // denormals (FTZ, DAZ) included.
+  const unsigned mode = _mm_getcsr();
+#endif
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t begin = total * c / chunks, end = total * (c + 1) / chunks;
-    if (begin < end) fn(arg, begin, end);
+    if (begin >= end) continue;
+#if defined(__x86_64__)
+    const unsigned own = _mm_getcsr();
+    if (own != mode) _mm_setcsr(mode);
+    fn(arg, begin, end);
+    if (own != mode) _mm_setcsr(own);
+#else
+    fn(arg, begin, end);
+#endif
   }
 }
 

@@ -10,6 +10,10 @@
 #include <set>
 #include <tuple>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "conflux/config.h"
 #include "conflux/session.h"
 #include "graph_builder.h"
@@ -364,6 +368,39 @@ TEST(ExecutorTest, TwoDevicesMatchOneDevice) {
   EXPECT_GT(recvs, 30);
   EXPECT_GT(control_crossings, 5);
 }
+
+#if defined(__x86_64__)
+// Kernels run with denormals flushed to zero (MXCSR's FTZ and DAZ), as TensorFlow's executor
+// runs them: a product below float's normal range is 0 (on the intra-op threads too, for a
+// tensor large enough to be split among them), a denormal input counts as 0, and the calling
+// thread's own mode is left as it was.
+TEST(ExecutorTest, KernelsFlushDenormalsToZero) {
+  constexpr unsigned kMode = 0xFFC0;  // the control bits (FTZ, rounding, masks, DAZ); not flags
+  const unsigned before = _mm_getcsr() & kMode;
+  GraphBuilder b;
+  b.Placeholder("tiny", DT_FLOAT);
+  b.Placeholder("denormal", DT_FLOAT);
+  b.Placeholder("huge", DT_FLOAT);
+  b.Op("square", "Mul", {"tiny", "tiny"}, {{"T", T()}});
+  b.Op("scaled", "Mul", {"denormal", "huge"}, {{"T", T()}});
+  auto session = NewTestSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  constexpr int64_t kN = int64_t{1} << 20;
+  Tensor tiny(DT_FLOAT, TensorShape({kN}));
+  std::fill_n(tiny.data<float>(), kN, 1e-20f);  // squared: 1e-40, a denormal
+  std::vector<Tensor> out;
+  Status s = session->Run(
+      {{"tiny", tiny}, {"denormal", MakeScalar<float>(1e-40f)}, {"huge", MakeScalar<float>(1e30f)}},
+      {"square:0", "scaled:0"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  const float* square = out[0].data<float>();
+  EXPECT_EQ(std::count(square, square + kN, 0.0f), kN);
+  EXPECT_EQ(out[1].at<float>(0), 0.0f);  // 1e-10 if the denormal input were read as such
+  EXPECT_EQ(_mm_getcsr() & kMode, before);
+  volatile float x = 1e-20f;
+  EXPECT_GT(x * x, 0.0f);  // this thread still computes denormals
+}
+#endif
 
 }  // namespace
 }  // namespace cfx

@@ -14,6 +14,7 @@
 
 #include "graph/control_flow_info.h"
 #include "runtime/copy_tensor.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/kernel_context.h"
 
 namespace cfx {
@@ -721,6 +722,7 @@ class ExecutorState {
   }
 
   void Process(std::vector<TaggedNode> inline_ready) {
+    ScopedFlushDenormal flush;  // kernels see denormals as zero, as in TensorFlow
     KernelContext ctx;
     std::vector<Tensor> inputs;
     std::vector<RefPtr<Var>> refs;
