@@ -9,7 +9,9 @@
 #   cmake/fuzz.sh [SECONDS] [TARGET...]
 #     targets: graphdef tensor_proto config npy checkpoint records events graph_run
 #
-# Build folder: build-fuzz/ (CONFLUX_FUZZ_BUILD_DIR); jobs: CONFLUX_JOBS (default: all cores).
+# Build folder: build-fuzz/ (CONFLUX_FUZZ_BUILD_DIR); jobs: CONFLUX_JOBS (default: all cores);
+# CONFLUX_FUZZ_SEED: libFuzzer's -seed (default 0: a new one each run; CI fixes it, so that a
+# run explores the same inputs every time, as far as its seconds reach).
 # Only libconflux, the fuzzers and the plugins they load are built: checkpoint loads the CPU
 # plugin, graph_run the CPU and ops-nn plugins, from build-fuzz/lib/conflux/plugins, built with
 # the same sanitizers and coverage instrumentation as the rest.
@@ -23,6 +25,9 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(graphdef tensor_proto config npy checkpoint records events graph_run)
 fi
+
+# clang and its sanitizer and libFuzzer runtimes, with the project's other dependencies.
+bash "$root/cmake/install-deps.sh" clang libclang-rt-dev
 
 export ASAN_OPTIONS="detect_leaks=1:intercept_tls_get_addr=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
@@ -46,6 +51,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   echo "fuzz: $t for ${seconds}s"
   "$build/bin/${t}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-    -artifact_prefix="$artifacts/" -print_final_stats=1 "$corpus" "$root/tests/fuzz/corpus/$t"
+    -seed="${CONFLUX_FUZZ_SEED:-0}" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+    "$corpus" "$root/tests/fuzz/corpus/$t"
 done
 echo "fuzz: no crash, sanitizer report or timeout in ${targets[*]}"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every build, test and data dependency of Conflux from Debian's archive.
+# Installs every build, test and data dependency of Conflux from Debian's archive, and the
+# packages named as arguments (cmake/fuzz.sh adds clang's).
 # Idempotent: packages already present are skipped without touching apt.
 set -euo pipefail
 PACKAGES=(
@@ -10,6 +11,7 @@ PACKAGES=(
   opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
   libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
   dataset-fashion-mnist
+  "$@"
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
