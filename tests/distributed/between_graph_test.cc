@@ -230,8 +230,9 @@ TEST(BetweenGraph, DataParallelReplicasStayIdenticalAndMatchOneProcess) {
   for (size_t i = 0; i < want.size(); ++i) ExpectTensorNear(want[i], mine[i], 1e-5);
 }
 
-// The last rank kills itself (SIGKILL) after three steps; the others' next step fails with
-// Unavailable naming it, well within 5 s. Each survivor prints the time it took.
+// The last rank kills itself (SIGKILL) 200 ms after its third step; the others' next step, half a
+// second later, fails with Unavailable naming it, well within 5 s of the kill. Each survivor
+// prints the time it took.
 TEST(BetweenGraphFailure, AKilledTaskFailsTheOthersSteps) {
   GraphBuilder b;
   b.Const("x", MakeVector<float>({1}));
@@ -244,11 +245,14 @@ TEST(BetweenGraphFailure, AKilledTaskFailsTheOthersSteps) {
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(Values<float>(out[0]), std::vector<float>{3});
   }
+  // The others may still be finishing their third step when the last rank's has ended: it
+  // waits for them (a death while a step runs cancels that step, rightly), and they wait for it.
+  const auto killed = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  std::this_thread::sleep_until(killed);
   if (g_rank == kTasks - 1) {
     std::fflush(stdout);
     std::raise(SIGKILL);
   }
-  const auto killed = std::chrono::steady_clock::now();  // within a step of the kill
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   std::vector<Tensor> out;
   Status s = session->Run({}, {"sum:0"}, {}, &out);
