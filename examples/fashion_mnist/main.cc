@@ -3,8 +3,8 @@
 //
 //   build/bin/fashion_mnist [--epochs 15] [--steps N] [--batch 64] [--lr 0.001] [--seed 0]
 //                           [--constant-lr]
-//                           [--data /usr/share/datasets/fashion-mnist] [--logdir
-//                           fashion_mnist_logs]
+//                           [--data /usr/share/datasets/fashion-mnist]
+//                           [--logdir fashion_mnist_logs]
 //                           [--config FILE] [--fresh] [--expect-loss-drop F] [--save-every 500]
 //
 // Input runs in the graph (whitepaper §4.5, §4.6): the gzipped IDX files are read by

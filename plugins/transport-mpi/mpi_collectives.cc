@@ -186,6 +186,16 @@ sdk::Result<MPI_Comm> MpiCollectives::CommOf(const std::vector<int32_t>& ranks) 
   return comm;
 }
 
+sdk::Status MpiCollectives::RunBlocking(const char* call, const std::vector<int32_t>& ranks,
+                                        const Run& run) {
+  sdk::Result<MPI_Comm> comm = CommOf(ranks);
+  if (!comm.ok()) return comm.status();
+  e_->engine.EnterBlockingCall();
+  const int rc = run(comm.value(), nullptr);
+  e_->engine.LeaveBlockingCall();
+  return rc == MPI_SUCCESS ? sdk::Status() : MpiError(call, rc, Describe(ranks));
+}
+
 void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks, Run run,
                            std::function<void(sdk::Status)> then) {
   if (on_caller_) {
@@ -194,15 +204,7 @@ void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks, 
     sdk::Status outcome;
     {
       std::lock_guard<std::timed_mutex> lock(caller_mu_);
-      sdk::Result<MPI_Comm> comm = CommOf(ranks);
-      if (comm.ok()) {
-        e_->engine.EnterBlockingCall();
-        const int rc = run(comm.value(), nullptr);
-        e_->engine.LeaveBlockingCall();
-        if (rc != MPI_SUCCESS) outcome = MpiError(call, rc, Describe(ranks));
-      } else {
-        outcome = comm.status();
-      }
+      outcome = RunBlocking(call, ranks, run);
     }
     return then(outcome);
   }
@@ -211,12 +213,7 @@ void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks, 
       if (!go) return then(sdk::Status(CFX_CANCELLED, sdk::StrCat("mpi collectives: ", call, " ",
                                                                    Describe(ranks),
                                                                    " abandoned at shutdown")));
-      sdk::Result<MPI_Comm> comm = CommOf(ranks);
-      if (!comm.ok()) return then(comm.status());
-      e_->engine.EnterBlockingCall();
-      const int rc = run(comm.value(), nullptr);
-      e_->engine.LeaveBlockingCall();
-      then(rc == MPI_SUCCESS ? sdk::Status() : MpiError(call, rc, Describe(ranks)));
+      then(RunBlocking(call, ranks, run));
     });
     return;
   }

@@ -90,6 +90,9 @@ class MpiCollectives final : public sdk::Collectives {
   using Run = std::function<int(MPI_Comm, std::vector<MPI_Request>* requests)>;
   void Issue(const char* call, const std::vector<int32_t>& ranks, Run run,
              std::function<void(sdk::Status)> then);
+  // Makes one collective's blocking MPI calls on this thread (the caller's or the lane's), with
+  // the progress thread told to keep quiet meanwhile.
+  sdk::Status RunBlocking(const char* call, const std::vector<int32_t>& ranks, const Run& run);
 
   Endpoint* e_;
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -180,25 +180,14 @@ void ProcessGroup::StartBetweenGraph() {
   constexpr auto kLinkLimit = std::chrono::seconds(20);
   if (is_chief()) {
     ListenForWorkers();
-    struct Linked {
-      std::mutex mu;
-      std::condition_variable cv;
-      std::set<int> pending;
-    };
-    auto linked = std::make_shared<Linked>();
-    for (int r = 0; r < size(); ++r) {
-      if (r == rank_) continue;
-      linked->pending.insert(r);
-      transport_->RecvBytes(r, kLinkedKey, [linked, r](const Status&, std::string) {
-        std::lock_guard<std::mutex> lock(linked->mu);
-        linked->pending.erase(r);
-        linked->cv.notify_all();
-      });
-    }
-    std::unique_lock<std::mutex> lock(linked->mu);
-    if (!linked->cv.wait_for(lock, kLinkLimit, [&] { return linked->pending.empty(); })) {
+    std::vector<int> workers;
+    for (int r = 0; r < size(); ++r)
+      if (r != rank_) workers.push_back(r);
+    const std::set<int> unlinked =
+        Await(Expect(workers, kLinkedKey), std::chrono::steady_clock::now() + kLinkLimit);
+    if (!unlinked.empty()) {
       std::string tasks;
-      for (int r : linked->pending) tasks += " " + names_[r];
+      for (int r : unlinked) tasks += " " + names_[r];
       LogMessage(LogLevel::kWarning, "between-graph replication: no liveness link from" + tasks +
                                          " after " + std::to_string(kLinkLimit.count()) +
                                          " s; the end of those tasks will not be noticed");
@@ -325,35 +314,47 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   });
 }
 
-void ProcessGroup::ExitTogether() {
-  struct Arrivals {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::set<int> pending;
-  };
+// Byte messages expected under one key, one from each of some ranks: those not received yet.
+struct ProcessGroup::Arrivals {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<int> pending;
+};
+
+std::shared_ptr<ProcessGroup::Arrivals> ProcessGroup::Expect(const std::vector<int>& ranks,
+                                                             const char* key) {
   auto arrivals = std::make_shared<Arrivals>();
-  std::vector<int> peers;
-  for (int r = 0; r < size(); ++r)
-    if (r != rank_ && (is_chief() || r == chief_)) peers.push_back(r);
-  for (int r : peers) {
-    arrivals->pending.insert(r);
-    transport_->RecvBytes(r, kExitKey, [arrivals, r](const Status&, std::string) {
+  arrivals->pending.insert(ranks.begin(), ranks.end());
+  for (int r : ranks)
+    transport_->RecvBytes(r, key, [arrivals, r](const Status&, std::string) {
       std::lock_guard<std::mutex> lock(arrivals->mu);
       arrivals->pending.erase(r);
       arrivals->cv.notify_all();
     });
-  }
-  // A worker tells the chief it is done and waits for the chief's word; the chief waits for
-  // every worker, then answers them. A task taken for dead meanwhile is not waited for.
-  if (!is_chief()) transport_->SendBytes(chief_, kExitKey, "", [](const Status&) {});
+  return arrivals;
+}
+
+std::set<int> ProcessGroup::Await(const std::shared_ptr<Arrivals>& arrivals,
+                                  std::chrono::steady_clock::time_point deadline) const {
   std::unique_lock<std::mutex> lock(arrivals->mu);
   for (;;) {
-    bool waiting = false;
-    for (int r : arrivals->pending) waiting |= TaskHealth(r).ok();
-    if (!waiting) break;
+    std::set<int> awaited;  // a task taken for dead is not waited for
+    for (int r : arrivals->pending)
+      if (TaskHealth(r).ok()) awaited.insert(r);
+    if (awaited.empty() || std::chrono::steady_clock::now() >= deadline) return awaited;
     arrivals->cv.wait_for(lock, std::chrono::milliseconds(100));
   }
-  lock.unlock();
+}
+
+void ProcessGroup::ExitTogether() {
+  std::vector<int> peers;
+  for (int r = 0; r < size(); ++r)
+    if (r != rank_ && (is_chief() || r == chief_)) peers.push_back(r);
+  std::shared_ptr<Arrivals> arrivals = Expect(peers, kExitKey);
+  // A worker tells the chief it is done and waits for the chief's word; the chief waits for
+  // every worker, then answers them.
+  if (!is_chief()) transport_->SendBytes(chief_, kExitKey, "", [](const Status&) {});
+  Await(arrivals, std::chrono::steady_clock::time_point::max());
   if (is_chief())
     for (int r : peers)
       if (TaskHealth(r).ok()) transport_->SendBytes(r, kExitKey, "", [](const Status&) {});

@@ -10,10 +10,12 @@
 #define CONFLUX_CORE_SRC_DISTRIBUTED_CLUSTER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -122,6 +124,13 @@ class ProcessGroup {
   // Between graphs: returns once every task's program has ended (or its task was taken for
   // dead), so that all ranks finalize the transport together.
   void ExitTogether();
+  // One byte message under `key` from each of `ranks`, received in the background; Await waits
+  // until all came or their senders were taken for dead, at most until `deadline`, and returns
+  // the live senders still awaited.
+  struct Arrivals;
+  std::shared_ptr<Arrivals> Expect(const std::vector<int>& ranks, const char* key);
+  std::set<int> Await(const std::shared_ptr<Arrivals>& arrivals,
+                      std::chrono::steady_clock::time_point deadline) const;
   std::atomic<bool> between_graph_{false};
   std::atomic<bool> any_dead_{false};
   struct Steps;

@@ -98,6 +98,9 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
 
   std::map<int32_t, std::vector<const Member*>> groups;
   for (const Member& m : members) groups[m.group_key].push_back(&m);
+  // Each rank's members in one order per set of ranks (groups of the same ranks share the
+  // transport's communicator): ascending (group_key, instance_key).
+  std::map<std::pair<std::vector<int64_t>, int>, std::vector<const Member*>> chains;
   for (auto& [key, group] : groups) {
     const Member& first = *group.front();
     std::set<int> ranks;
@@ -126,6 +129,8 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
       rank_list.clear();
       for (int r = 0; r < replica_tasks; ++r) rank_list.push_back(r);
     }
+    if (first.group_size > 1)  // a group of one transfers nothing
+      for (const Member* m : group) chains[{rank_list, m->rank}].push_back(m);
     for (auto& [instance, calls] : instances) {
       std::map<int, const Member*> by_rank;
       int senders = 0;
@@ -170,17 +175,6 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
                          AttrValue::Int(sender != nullptr ? sender->rank : -1));
       }
     }
-  }
-  // One order per rank and set of ranks (groups of the same ranks share a communicator):
-  // ascending (group_key, instance_key).
-  std::map<std::pair<std::vector<int64_t>, int>, std::vector<const Member*>> chains;
-  for (const auto& [key, group] : groups) {
-    if (group.front()->group_size == 1) continue;  // no transfer
-    std::set<int> ranks;
-    for (const Member* m : group) ranks.insert(m->rank);
-    std::vector<int64_t> rank_list(ranks.begin(), ranks.end());
-    if (between) rank_list = {replica_tasks};
-    for (const Member* m : group) chains[{rank_list, m->rank}].push_back(m);
   }
   for (auto& [where, calls] : chains) {
     std::sort(calls.begin(), calls.end(), [](const Member* a, const Member* b) {
