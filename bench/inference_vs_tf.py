@@ -2,7 +2,8 @@
 """Inference latency of models frozen by TensorFlow: TensorFlow against Conflux, in one run.
 
 For each model (keras.applications ResNet50, MobileNetV2, EfficientNetB0, DenseNet121,
-InceptionV3, VGG16, ConvNeXtTiny; a small Keras transformer encoder; Keras LSTM and GRU layers)
+InceptionV3, VGG16, ConvNeXtTiny; a small Keras transformer encoder, with exact or
+tanh-approximated GELU; Keras LSTM and GRU layers)
 and batch size, the script builds the model with random weights, freezes it with
 convert_variables_to_constants_v2 into a GraphDef, times TensorFlow running that frozen graph
 (tf.compat.v1.Session, the same threads), then `conflux bench` on the same file, checks that both
@@ -14,8 +15,8 @@ repository), never part of the build or the tests.
 
     python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow-cpu==2.21.0
     /tmp/tfvenv/bin/python bench/inference_vs_tf.py [--conflux build/bin/conflux]
-        [--models resnet50,mobilenetv2,transformer,efficientnetb0,densenet121,inceptionv3,vgg16,
-                  convnexttiny,lstm,gru] [--batches 1,16] [--runs 20] [--threads 2]
+        [--models resnet50,mobilenetv2,transformer,transformer-tanh,efficientnetb0,densenet121,
+                  inceptionv3,vgg16,convnexttiny,lstm,gru] [--batches 1,16] [--runs 20] [--threads 2]
         [--work /tmp/inference_vs_tf]
 """
 import argparse
@@ -48,12 +49,16 @@ def build(name):
         x = keras.Input((32, 16))
         layer = keras.layers.LSTM(64) if name == "lstm" else keras.layers.GRU(64)
         return keras.Model(x, keras.layers.Dense(10)(layer(x))), (32, 16)
-    if name == "transformer":
-        # One encoder block over 64 tokens of width 128 (4 heads), then a classifier.
+    if name in ("transformer", "transformer-tanh"):
+        # One encoder block over 64 tokens of width 128 (4 heads), then a classifier; the
+        # feed-forward GELU exact (erf), or tanh-approximated as BERT and GPT-2 write it.
+        gelu = "gelu"
+        if name == "transformer-tanh":
+            gelu = lambda t: tf.nn.gelu(t, approximate=True)  # noqa: E731
         x = keras.Input((64, 128))
         a = keras.layers.MultiHeadAttention(num_heads=4, key_dim=32)(x, x)
         h = keras.layers.LayerNormalization()(x + a)
-        f = keras.layers.Dense(512, activation="gelu")(h)
+        f = keras.layers.Dense(512, activation=gelu)(h)
         f = keras.layers.Dense(128)(f)
         h = keras.layers.LayerNormalization()(h + f)
         y = keras.layers.Dense(10)(keras.layers.GlobalAveragePooling1D()(h))

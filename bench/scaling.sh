@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Training throughput with 1 process against 2 data-parallel workers (in graph and between
 # graphs) and against the asynchronous parameter server (1 ps task + 2 workers), for the MLP
-# 784-512-512-10 and the
-# Fashion-MNIST CNN, one intra-op thread per process; prints examples/s and the ratios.
+# 784-512-512-10 and the Fashion-MNIST CNN, one intra-op thread per process; and two
+# independent single processes at once, the machine's ceiling for two ranks. Prints examples/s
+# and the ratios against one process.
 #   bash bench/scaling.sh [build folder] [extra scaling_bench options, e.g. --batch 128]
 set -euo pipefail
 build="${1:-build}"
@@ -15,17 +16,30 @@ mpi=(mpirun --oversubscribe)
 # and about 5 % better figures than --bind-to none. The parameter-server run has more ranks than
 # cores and stays unbound.
 rate() { "$@" | awk '/examples\/s/ {print $NF}'; }
-printf '%-5s %12s %12s %12s %12s %9s %9s %9s\n' model single dp-2 dp-between-2 ps-async-2 \
-  dp/single dpb/single ps/single
+# The machine's own ceiling: two single-process runs at once, each on a core of its own, share
+# nothing but the hardware (memory bandwidth, caches, clocks); their summed rate against one
+# run's is the most any 2-rank mode can reach here.
+pair() {
+  local a b
+  a=$(mktemp) b=$(mktemp)
+  taskset -c 0 "$bin" "$@" >"$a" &
+  taskset -c 1 "$bin" "$@" >"$b"
+  wait
+  cat "$a" "$b" | awk '/examples\/s/ {s += $NF} END {print s}'
+  rm -f "$a" "$b"
+}
+printf '%-5s %12s %12s %12s %12s %12s %9s %9s %9s %9s\n' model single 2-singles dp-2 \
+  dp-between-2 ps-async-2 2s/single dp/single dpb/single ps/single
 for model in mlp cnn; do
   steps=300
   [ "$model" = cnn ] && steps=60
   one=$(rate "$bin" --model "$model" --mode single --steps "$steps" "$@")
+  two=$(pair --model "$model" --mode single --steps "$steps" "$@")
   dp=$(rate "${mpi[@]}" --bind-to core -n 2 "$bin" --model "$model" --mode dp --steps "$steps" "$@")
   dpb=$(rate "${mpi[@]}" --bind-to core -n 2 "$bin" --model "$model" --mode dp-between \
     --steps "$steps" "$@")
   ps=$(rate "${mpi[@]}" --bind-to none -n 3 "$bin" --model "$model" --mode ps --steps "$steps" "$@")
-  awk -v m="$model" -v a="$one" -v b="$dp" -v d="$dpb" -v c="$ps" \
-    'BEGIN { printf "%-5s %12.1f %12.1f %12.1f %12.1f %9.2f %9.2f %9.2f\n",
-             m, a, b, d, c, b / a, d / a, c / a }'
+  awk -v m="$model" -v a="$one" -v t="$two" -v b="$dp" -v d="$dpb" -v c="$ps" \
+    'BEGIN { printf "%-5s %12.1f %12.1f %12.1f %12.1f %12.1f %9.2f %9.2f %9.2f %9.2f\n",
+             m, a, t, b, d, c, t / a, b / a, d / a, c / a }'
 done

@@ -6,8 +6,10 @@
 //
 // With --kill-test (ctest distributed.between_graph_kill, under mpirun --enable-recovery) the
 // last rank kills itself after a few steps, and the others check that their next step fails
-// with an error that names it.
+// with an error that names it; with --stop-test=R (distributed.between_graph_stop_*) rank R
+// stops itself instead, which only heartbeats notice.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -230,39 +232,77 @@ TEST(BetweenGraph, DataParallelReplicasStayIdenticalAndMatchOneProcess) {
   for (size_t i = 0; i < want.size(); ++i) ExpectTensorNear(want[i], mine[i], 1e-5);
 }
 
+// A failure test's session: a sum over every rank (instance `instance`), after three steps
+// that every rank ran; then the ranks wait until 200 ms later (the others may still be
+// finishing their third step when one rank's has ended: a death while a step runs cancels that
+// step, rightly), which the function returns.
+std::chrono::steady_clock::time_point ThreeSteps(int instance, std::unique_ptr<Session>* session) {
+  GraphBuilder b;
+  b.Const("x", MakeVector<float>({1}));
+  Reduce(&b, "sum", "x", instance, 1, "Add", "Id");
+  *session = NewSession(b.graph());
+  EXPECT_NE(*session, nullptr);
+  for (int step = 0; *session != nullptr && step < 3; ++step) {
+    std::vector<Tensor> out;
+    Status s = (*session)->Run({}, {"sum:0"}, {}, &out);
+    EXPECT_TRUE(s.ok()) << s;
+    if (s.ok()) EXPECT_EQ(Values<float>(out[0]), std::vector<float>{3});
+  }
+  const auto at = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  std::this_thread::sleep_until(at);
+  return at;
+}
+
+// The next step of a rank that outlived `gone`'s failure at `since`, `wait_ms` later: it fails
+// with Unavailable naming that task (and, for a stopped one, the heartbeats), within 5 s.
+void ExpectTheNextStepFails(Session* session, int gone, const char* how, int wait_ms,
+                            std::chrono::steady_clock::time_point since) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  std::vector<Tensor> out;
+  Status s = session->Run({}, {"sum:0"}, {}, &out);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s;
+  EXPECT_NE(s.message().find("task:" + std::to_string(gone)), std::string::npos) << s;
+  if (std::strcmp(how, "stopped") == 0)
+    EXPECT_NE(s.message().find("heartbeat"), std::string::npos) << s;
+  EXPECT_LT(seconds, 5.0);
+  std::printf("rank %d saw the %s task within %.2f s: %s\n", g_rank, how, seconds,
+              s.ToString().c_str());
+}
+
 // The last rank kills itself (SIGKILL) 200 ms after its third step; the others' next step, half a
 // second later, fails with Unavailable naming it, well within 5 s of the kill. Each survivor
 // prints the time it took.
 TEST(BetweenGraphFailure, AKilledTaskFailsTheOthersSteps) {
-  GraphBuilder b;
-  b.Const("x", MakeVector<float>({1}));
-  Reduce(&b, "sum", "x", 21, 1, "Add", "Id");
-  auto session = NewSession(b.graph());
+  std::unique_ptr<Session> session;
+  const auto killed = ThreeSteps(21, &session);
   ASSERT_NE(session, nullptr);
-  for (int step = 0; step < 3; ++step) {
-    std::vector<Tensor> out;
-    Status s = session->Run({}, {"sum:0"}, {}, &out);
-    ASSERT_TRUE(s.ok()) << s;
-    EXPECT_EQ(Values<float>(out[0]), std::vector<float>{3});
-  }
-  // The others may still be finishing their third step when the last rank's has ended: it
-  // waits for them (a death while a step runs cancels that step, rightly), and they wait for it.
-  const auto killed = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-  std::this_thread::sleep_until(killed);
   if (g_rank == kTasks - 1) {
     std::fflush(stdout);
     std::raise(SIGKILL);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  std::vector<Tensor> out;
-  Status s = session->Run({}, {"sum:0"}, {}, &out);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  EXPECT_EQ(s.code(), Code::kUnavailable) << s;
-  EXPECT_NE(s.message().find("task:2"), std::string::npos) << s;
-  EXPECT_LT(seconds, 5.0);
-  std::printf("rank %d saw the dead task within %.2f s: %s\n", g_rank, seconds,
-              s.ToString().c_str());
+  ExpectTheNextStepFails(session.get(), kTasks - 1, "dead", 500, killed);
+}
+
+// --stop-test=R: rank R stops itself (SIGSTOP) 200 ms after its third step and stays stopped
+// until the script kills it; its sockets stay open, so only heartbeats (every 200 ms, a 1 s
+// timeout here) can tell. The others' next step, 2.5 s later, fails with Unavailable naming it,
+// within 5 s of the stop: a stopped worker is found by the chief, which tells the other worker;
+// a stopped chief by each worker. Each survivor prints the time it took.
+int g_stopped_rank = -1;
+
+TEST(BetweenGraphFailure, AStoppedTaskFailsTheOthersSteps) {
+  std::unique_ptr<Session> session;
+  const auto stopped = ThreeSteps(22, &session);
+  ASSERT_NE(session, nullptr);
+  if (g_rank == g_stopped_rank) {
+    std::printf("rank %d pid %d stops\n", g_rank, static_cast<int>(getpid()));
+    std::fflush(stdout);
+    std::raise(SIGSTOP);
+    return;  // not reached: the script kills this process
+  }
+  ExpectTheNextStepFails(session.get(), g_stopped_rank, "stopped", 2500, stopped);
 }
 
 }  // namespace
@@ -270,10 +310,19 @@ TEST(BetweenGraphFailure, AKilledTaskFailsTheOthersSteps) {
 
 int main(int argc, char** argv) {
   bool kill_test = false;
-  for (int i = 1; i < argc; ++i) kill_test |= std::strcmp(argv[i], "--kill-test") == 0;
-  ::testing::GTEST_FLAG(filter) = kill_test ? "BetweenGraphFailure.*" : "BetweenGraph.*";
+  for (int i = 1; i < argc; ++i) {
+    kill_test |= std::strcmp(argv[i], "--kill-test") == 0;
+    if (std::strncmp(argv[i], "--stop-test=", 12) == 0)
+      cfx::g_stopped_rank = std::atoi(argv[i] + 12);
+  }
+  std::string yaml = cfx::BetweenGraphYaml();
+  ::testing::GTEST_FLAG(filter) = "BetweenGraph.*";
+  if (kill_test) ::testing::GTEST_FLAG(filter) = "BetweenGraphFailure.AKilled*";
+  if (cfx::g_stopped_rank >= 0) {
+    ::testing::GTEST_FLAG(filter) = "BetweenGraphFailure.AStopped*";
+    yaml += "  heartbeat: {interval: 200ms, timeout: 1s}\n";
+  }
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   cfx::g_rank = rank != nullptr ? std::atoi(rank) : 0;
-  return cfx::test::RunClusterTests(argc, argv, cfx::BetweenGraphYaml(), "between_graph_test",
-                                    &cfx::g_runtime);
+  return cfx::test::RunClusterTests(argc, argv, yaml, "between_graph_test", &cfx::g_runtime);
 }

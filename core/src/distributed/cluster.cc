@@ -23,6 +23,8 @@ const char* const kLinkedKey = "linked";
 // Between-graph replication: a rank's program has ended (both ways: worker -> chief, and the
 // chief's answer once every worker has).
 const char* const kExitKey = "exit";
+// Between-graph replication: the chief's heartbeat `seq` to a worker (its answer: PingReplyKey).
+std::string BetweenGraphPingKey(int64_t seq) { return "hb;" + std::to_string(seq); }
 std::string ReplyKey(int kind, int rank, const std::string& rest) {
   return std::string(kReplyKinds[kind]) + ";" + std::to_string(rank) + ";" + rest;
 }
@@ -54,6 +56,8 @@ struct ProcessGroup::Health {
   std::vector<std::chrono::steady_clock::time_point> last_seen;  // by rank
   std::vector<Status> dead;                                      // by rank; OK = alive
   std::vector<bool> ended;  // by rank: its process ended (its liveness link closed)
+  // A worker between graphs: the chief's heartbeats have started (last_seen[chief] is the last).
+  bool pinged = false;
 };
 
 // The steps of this process (between-graph replication), watched by a thread of their own.
@@ -76,6 +80,7 @@ struct ProcessGroup::Steps {
   bool stop = false;
   std::map<CancellationManager*, State> running;
   std::thread watchdog;
+  std::function<void()> tick;  // runs on every turn of the watchdog, without `mu`
 
   // Cancels the steps past their deadline; ends the process when a cancelled step is still
   // running kStuckStepGraceMs later: a blocking collective that a peer never joins holds it.
@@ -83,6 +88,11 @@ struct ProcessGroup::Steps {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop) {
       cv.wait_for(lock, std::chrono::milliseconds(50));
+      if (tick) {
+        lock.unlock();
+        tick();
+        lock.lock();
+      }
       const Clock::time_point now = Clock::now();
       for (auto& [step, state] : running) {
         if (now >= state.deadline)
@@ -171,8 +181,36 @@ Status ProcessGroup::AnyDead() const {
   return Status();
 }
 
-void ProcessGroup::StartBetweenGraph() {
+void ProcessGroup::StartBetweenGraph(int64_t interval_ms, int64_t timeout_ms) {
   if (between_graph_.exchange(true) || size() < 2) return;
+  const int chief = chief_;
+  if (!is_chief() && interval_ms > 0) {
+    // Silence from the chief, once its heartbeats have started, for longer than the timeout.
+    // A worker that was itself paused (its watchdog's turns far apart) gives the chief a fresh
+    // timeout instead.
+    steps_->tick = [this, chief, timeout_ms,
+                    last_turn = std::chrono::steady_clock::now()]() mutable {
+      const auto now = std::chrono::steady_clock::now();
+      const bool paused = now - last_turn > std::chrono::milliseconds(timeout_ms);
+      last_turn = now;
+      std::chrono::milliseconds silent{0};
+      {
+        std::lock_guard<std::mutex> lock(health_->mu);
+        if (paused) health_->last_seen[chief] = now;
+        if (!health_->pinged || !health_->dead[chief].ok()) return;
+        silent =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - health_->last_seen[chief]);
+      }
+      if (silent.count() <= timeout_ms) return;
+      TakeForDead(chief,
+                  errors::Unavailable("the chief ", names_[chief], " (",
+                                      transport_->DescribePeer(chief), ") sent no heartbeat for ",
+                                      silent.count(), " ms (cluster.heartbeat.timeout is ",
+                                      timeout_ms, " ms): it is taken for dead"),
+                  /*ended=*/false);
+    };
+    AnswerPing(transport_.get(), health_, rank_, chief, 1);
+  }
   steps_->watchdog = std::thread([steps = steps_] { steps->Watch(); });
   // Every task's program starts its steps when Runtime::Create returns: by then each worker's
   // liveness link is up (or known to have failed), so that a task that dies in its first step
@@ -188,13 +226,14 @@ void ProcessGroup::StartBetweenGraph() {
     if (!unlinked.empty()) {
       std::string tasks;
       for (int r : unlinked) tasks += " " + names_[r];
-      LogMessage(LogLevel::kWarning, "between-graph replication: no liveness link from" + tasks +
-                                         " after " + std::to_string(kLinkLimit.count()) +
-                                         " s; the end of those tasks will not be noticed");
+      LogMessage(LogLevel::kWarning,
+                 "between-graph replication: no liveness link from" + tasks + " after " +
+                     std::to_string(kLinkLimit.count()) +
+                     " s; the end of those tasks is noticed by heartbeats only");
     }
+    Ping(interval_ms, timeout_ms);
     return;
   }
-  const int chief = chief_;
   transport_->RecvBytes(chief, kDeathKey, [this](const Status& s, std::string message) {
     if (!s.ok()) return;  // the group ended
     WireReader r(message, "a task's death from the chief");
@@ -266,6 +305,28 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   if (!is_chief() || interval_ms <= 0 || heartbeat_thread_.joinable() || size() < 2) return;
   // The liveness links notice a worker process that ended at once; the pings, one that hangs.
   ListenForWorkers();
+  Ping(interval_ms, timeout_ms);
+}
+
+void ProcessGroup::AnswerPing(Transport* transport, std::shared_ptr<Health> health, int rank,
+                              int chief, int64_t seq) {
+  transport->RecvBytes(chief, BetweenGraphPingKey(seq),
+                       [transport, health, rank, chief, seq](const Status& s, std::string) {
+                         if (!s.ok()) return;  // the group ended
+                         {
+                           std::lock_guard<std::mutex> lock(health->mu);
+                           if (health->stop) return;
+                           health->pinged = true;
+                           health->last_seen[chief] = std::chrono::steady_clock::now();
+                         }
+                         transport->SendBytes(chief, PingReplyKey(rank, 0, seq), "",
+                                              [](const Status&) {});
+                         AnswerPing(transport, health, rank, chief, seq + 1);
+                       });
+}
+
+void ProcessGroup::Ping(int64_t interval_ms, int64_t timeout_ms) {
+  if (interval_ms <= 0 || heartbeat_thread_.joinable()) return;
   std::shared_ptr<Health> health = health_;
   heartbeat_thread_ = std::thread([this, health, interval_ms, timeout_ms] {
     using Clock = std::chrono::steady_clock;
@@ -303,6 +364,11 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
                                 std::lock_guard<std::mutex> l(health->mu);
                                 health->last_seen[r] = std::chrono::steady_clock::now();
                               });
+        if (between_graph()) {
+          // No task serves control messages: the transport's thread answers (AnswerPing).
+          transport_->SendBytes(r, BetweenGraphPingKey(seq), "", [](const Status&) {});
+          continue;
+        }
         WireWriter w;
         w.I64(0).I64(seq).Bytes("");
         (void)SendControl(r, ControlType::kPing, w.str(), /*wait=*/false);
@@ -379,14 +445,12 @@ ProcessGroup::~ProcessGroup() {
     steps_->cv.notify_all();
     steps_->watchdog.join();
   }
-  if (heartbeat_thread_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(health_->mu);
-      health_->stop = true;
-    }
-    health_->stop_cv.notify_all();
-    heartbeat_thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(health_->mu);
+    health_->stop = true;  // no more pings, nor answers to them
   }
+  health_->stop_cv.notify_all();
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
   if (is_chief() && !between_graph()) {
     for (int r = 0; r < size(); ++r) {
       bool ended;

@@ -73,14 +73,17 @@ class ProcessGroup {
 
   // Between-graph replication (cluster.replication): every rank runs its own program and no
   // task serves control messages. The chief watches the other tasks' liveness links and every
-  // other task the chief's (and hears from the chief of the others' deaths); a task whose
-  // process ended is taken for dead, which cancels every
-  // step this process runs (AddStep) with an Unavailable error naming it, and fails later steps
-  // (AnyDead). A step past its time limit is cancelled the same way. A step still running
-  // kStuckStepGraceMs after its cancellation is blocked in a collective that a peer never joins,
-  // which nothing can interrupt: the process then logs why and exits with status 1. Called
-  // once, when the process joins the group.
-  void StartBetweenGraph();
+  // other task the chief's (and hears from the chief of the others' deaths). With
+  // `interval_ms` > 0 the chief also pings every worker that often, and the workers' transport
+  // threads answer: a worker that leaves the pings unanswered for `timeout_ms`, or a chief that
+  // stops sending them for as long, is taken for dead too (a process that hangs, or is stopped,
+  // keeps its sockets open). A task taken for dead cancels every step this process runs
+  // (AddStep) with an Unavailable error naming it, and fails later steps (AnyDead). A step past
+  // its time limit is cancelled the same way. A step still running kStuckStepGraceMs after its
+  // cancellation is blocked in a collective that a peer never joins, which nothing can
+  // interrupt: the process then logs why and exits with status 1. Called once, when the process
+  // joins the group.
+  void StartBetweenGraph(int64_t interval_ms, int64_t timeout_ms);
   bool between_graph() const { return between_graph_.load(std::memory_order_acquire); }
   static constexpr int64_t kStuckStepGraceMs = 1000;
   // `timeout_ms` > 0: the step is cancelled with DeadlineExceeded once it runs that long.
@@ -121,6 +124,13 @@ class ProcessGroup {
   void TakeForDead(int rank, const Status& why, bool ended);
   // Listens for the workers' liveness links (the chief's half of StartHeartbeats).
   void ListenForWorkers();
+  // Chief: the heartbeat thread, which pings the workers every `interval_ms` (control messages
+  // in graph, byte messages between graphs) and takes those silent for `timeout_ms` for dead.
+  void Ping(int64_t interval_ms, int64_t timeout_ms);
+  // A worker between graphs: answers the chief's ping `seq` when it comes, then awaits the next,
+  // on the transport's thread; records when the last came.
+  static void AnswerPing(Transport* transport, std::shared_ptr<Health> health, int rank, int chief,
+                         int64_t seq);
   // Between graphs: returns once every task's program has ended (or its task was taken for
   // dead), so that all ranks finalize the transport together.
   void ExitTogether();

@@ -117,7 +117,8 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
         internal::CreatePluginCollectives(entry.desc->collectives, entry.plugin, t));
     group->set_host_collectives(std::move(collectives));
   }
-  if (cc.between_graph()) group->StartBetweenGraph();
+  if (cc.between_graph())
+    group->StartBetweenGraph(cc.heartbeat_interval_ms, cc.heartbeat_timeout_ms);
   slot.group = std::move(group);
   return slot.group.get();
 }
