@@ -15,7 +15,8 @@
 // 3. chain: one step of 16 CollectiveReduceV2 per task, each reducing the previous one's result,
 //    time per all-reduce: the per-collective cost without the per-step one.
 // Times are the best of 5 rounds (each round as many calls as move ~256 MiB, 5 to 2000), taken
-// on rank 0 after a barrier.
+// on rank 0 after a barrier. Between graphs the rounds of the three alternate (raw, step, chain,
+// raw, ...), so that a machine whose speed drifts affects them alike.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,20 +49,16 @@ int Calls(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((size_t{256} << 20) / bytes, 5, 2000));
 }
 
-// Microseconds per MPI_Allreduce (rank 0's best round; every rank runs this).
-double RawAllReduce(size_t bytes) {
+// Microseconds per MPI_Allreduce in one round (every rank runs this).
+double RawRound(size_t bytes) {
   const int count = static_cast<int>(bytes / sizeof(float));
   std::vector<float> in(count, 1.0f), out(count);
   const int calls = Calls(bytes);
-  double best = 1e30;
-  for (int round = 0; round < kRounds; ++round) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < calls; ++i)
-      MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    best = std::min(best, Seconds(t0) / calls);
-  }
-  return best * 1e6;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < calls; ++i)
+    MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  return Seconds(t0) / calls * 1e6;
 }
 
 std::string ClusterYaml(int tasks, const std::string& replication) {
@@ -82,50 +80,57 @@ cluster:
          std::to_string(tasks) + "}\n";
 }
 
-// Microseconds per step (chain = 1) or per all-reduce of a chain of `chain` in one step. Between
-// graphs every rank builds and runs its own task's part; in graph rank 0 builds every task's.
-double GraphAllReduce(cfx::Runtime* rt, int tasks, bool between, size_t bytes, int chain) {
-  using namespace cfx;  // NOLINT
-  Scope root = Scope::NewRootScope(rt);
-  const int64_t count = static_cast<int64_t>(bytes / sizeof(float));
-  std::vector<Operation> targets;
-  std::vector<Operation> inits;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (int t = between ? rank : 0; t < (between ? rank + 1 : tasks); ++t) {
-    Scope s = root.WithDevice("/job:worker/replica:0/task:" + std::to_string(t));
-    auto v = Variable(s.WithOpName("v" + std::to_string(t) + "_" + std::to_string(bytes) + "_" +
-                                      std::to_string(chain)),
-                      PartialTensorShape({count}),
-                      DT_FLOAT, ops::Fill(s, {count}, 0.0f));
-    inits.push_back(v.initializer.op());
-    Output x = ops::Identity(s, v.var);
-    for (int k = 0; k < chain; ++k)
-      x = ops::CollectiveReduceV2(s, x, tasks, 1, k + 1, {}, "Add", "Id");
-    // The result stays on its task: a NoOp there depends on it.
-    targets.push_back(ops::NoOp(s.WithControlDependencies({x.op()})));
+// A session whose step all-reduces a `bytes` tensor `chain` times in a row. Between graphs every
+// rank builds and runs its own task's part; in graph rank 0 builds every task's.
+class GraphAllReduce {
+ public:
+  GraphAllReduce(cfx::Runtime* rt, int tasks, bool between, size_t bytes, int chain)
+      : root_(cfx::Scope::NewRootScope(rt)), between_(between), chain_(chain) {
+    using namespace cfx;  // NOLINT
+    const int64_t count = static_cast<int64_t>(bytes / sizeof(float));
+    std::vector<Operation> inits;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int t = between ? rank : 0; t < (between ? rank + 1 : tasks); ++t) {
+      Scope s = root_.WithDevice("/job:worker/replica:0/task:" + std::to_string(t));
+      auto v = Variable(s.WithOpName("v" + std::to_string(t) + "_" + std::to_string(bytes) + "_" +
+                                     std::to_string(chain)),
+                        PartialTensorShape({count}), DT_FLOAT, ops::Fill(s, {count}, 0.0f));
+      inits.push_back(v.initializer.op());
+      Output x = ops::Identity(s, v.var);
+      for (int k = 0; k < chain; ++k)
+        x = ops::CollectiveReduceV2(s, x, tasks, 1, k + 1, {}, "Add", "Id");
+      // The result stays on its task: a NoOp there depends on it.
+      targets_.push_back(ops::NoOp(s.WithControlDependencies({x.op()})));
+    }
+    if (!root_.ok()) Fail(root_.status());
+    session_ = std::make_unique<ClientSession>(root_, rt);
+    Status s = session_->Run({}, {}, inits, nullptr);
+    if (s.ok()) s = session_->Run({}, {}, targets_, nullptr);  // warm-up: registers the partitions
+    if (!s.ok()) Fail(s);
+    steps_ = std::max(3, Calls(bytes) / chain);
   }
-  if (!root.ok()) {
-    std::fprintf(stderr, "%s\n", root.status().ToString().c_str());
-    std::exit(1);
+
+  // Microseconds per step (chain 1) or per all-reduce of the chain in one round of steps.
+  double Round() {
+    if (between_) MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < steps_; ++i) (void)session_->Run({}, {}, targets_, nullptr);
+    return Seconds(t0) / steps_ / chain_ * 1e6;
   }
-  ClientSession session(root, rt);
-  Status s = session.Run({}, {}, inits, nullptr);
-  if (s.ok()) s = session.Run({}, {}, targets, nullptr);  // warm-up: registers the partitions
-  if (!s.ok()) {
+
+ private:
+  [[noreturn]] static void Fail(const cfx::Status& s) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     std::exit(1);
   }
-  const int steps = std::max(3, Calls(bytes) / chain);
-  double best = 1e30;
-  for (int round = 0; round < kRounds; ++round) {
-    if (between) MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < steps; ++i) (void)session.Run({}, {}, targets, nullptr);
-    best = std::min(best, Seconds(t0) / steps / chain);
-  }
-  return best * 1e6;
-}
+  cfx::Scope root_;
+  bool between_;
+  int chain_;
+  int steps_ = 0;
+  std::vector<cfx::Operation> targets_;
+  std::unique_ptr<cfx::ClientSession> session_;
+};
 
 std::string Size(size_t b) {
   if (b >= (1 << 20)) return std::to_string(b >> 20) + " MiB";
@@ -158,10 +163,15 @@ int main(int argc, char** argv) {
   for (size_t b : kBytes)
     if (b <= max_bytes) sizes.push_back(b);
   const bool between = replication == "between-graph";
-  std::vector<double> raw;
-  for (size_t b : sizes) raw.push_back(RawAllReduce(b));
+  // In graph, ranks other than 0 serve as workers inside ClusterRuntime and exit when rank 0 is
+  // done: raw MPI runs first. Between graphs every rank returns, and each round of raw calls is
+  // followed by a round of steps and one of chains, so that the three see the same machine (a
+  // shared one varies by tens of percent from minute to minute).
+  std::vector<std::vector<double>> raw_rounds(sizes.size());
+  if (!between)
+    for (size_t k = 0; k < sizes.size(); ++k)
+      for (int round = 0; round < kRounds; ++round) raw_rounds[k].push_back(RawRound(sizes[k]));
   IdleBarrier();
-  // In graph, ranks other than 0 serve as workers inside this call and exit when rank 0 is done.
   std::unique_ptr<cfx::Runtime> runtime =
       cfx::bench::ClusterRuntime(ClusterYaml(size, replication), "allreduce_bench");
   if (rank == 0) {
@@ -171,11 +181,17 @@ int main(int argc, char** argv) {
                 "step/raw", "chain/raw");
   }
   for (size_t k = 0; k < sizes.size(); ++k) {
-    const double step = GraphAllReduce(runtime.get(), size, between, sizes[k], 1);
-    const double chain = GraphAllReduce(runtime.get(), size, between, sizes[k], kChain);
+    GraphAllReduce step(runtime.get(), size, between, sizes[k], 1);
+    GraphAllReduce chain(runtime.get(), size, between, sizes[k], kChain);
+    double raw_best = 1e30, step_best = 1e30, chain_best = 1e30;
+    for (int round = 0; round < kRounds; ++round) {
+      raw_best = std::min(raw_best, between ? RawRound(sizes[k]) : raw_rounds[k][round]);
+      step_best = std::min(step_best, step.Round());
+      chain_best = std::min(chain_best, chain.Round());
+    }
     if (rank == 0)
-      std::printf("%8s %12.1f %12.1f %12.1f %10.2f %10.2f\n", Size(sizes[k]).c_str(), raw[k], step,
-                  chain, step / raw[k], chain / raw[k]);
+      std::printf("%8s %12.1f %12.1f %12.1f %10.2f %10.2f\n", Size(sizes[k]).c_str(), raw_best,
+                  step_best, chain_best, step_best / raw_best, chain_best / raw_best);
   }
   runtime.reset();
   return 0;

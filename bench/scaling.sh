@@ -31,9 +31,10 @@ pair() {
 printf '%-5s %12s %12s %12s %12s %12s %9s %9s %9s %9s\n' model single 2-singles dp-2 \
   dp-between-2 ps-async-2 2s/single dp/single dpb/single ps/single
 for model in mlp cnn; do
-  steps=300
-  [ "$model" = cnn ] && steps=60
-  one=$(rate "$bin" --model "$model" --mode single --steps "$steps" "$@")
+  # About 5 s (MLP) and 10 s (CNN) per run: shorter ones varied by up to 30 % here.
+  steps=1500
+  [ "$model" = cnn ] && steps=150
+  one=$(rate taskset -c 0 "$bin" --model "$model" --mode single --steps "$steps" "$@")
   two=$(pair --model "$model" --mode single --steps "$steps" "$@")
   dp=$(rate "${mpi[@]}" --bind-to core -n 2 "$bin" --model "$model" --mode dp --steps "$steps" "$@")
   dpb=$(rate "${mpi[@]}" --bind-to core -n 2 "$bin" --model "$model" --mode dp-between \

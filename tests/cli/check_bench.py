@@ -5,7 +5,8 @@
 
 Runs `conflux bench` with --input-shape and --json on tests/fixtures/graphs/matmul_add.pb and
 checks that it reports the runs asked for, ordered latency statistics, a positive throughput that
-agrees with the mean, the CPU's peak allocator bytes, and the graph's ops among the top ops; then
+agrees with the mean, the CPU's peak allocator bytes, the top ops ordered by time, and the graph's
+ops among them; then
 that --feed with the fixture's input works and that a bad --input-shape fails naming the flag.
 """
 import json
@@ -32,9 +33,17 @@ def main():
     assert abs(r["steps_per_second"] * lat["mean"] / 1e3 - 1) < 0.01, r
     cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
     assert r["peak_bytes"].get(cpu, 0) > 0, r["peak_bytes"]
-    ops = [t["op"] for t in r["top_ops"]]
-    assert len(ops) == 3 and "_FusedMatMul" in ops, ops  # MatMul + bias, remapped
-    assert all(t["nodes"] >= 1 and t["ms"] >= 0 for t in r["top_ops"]), r["top_ops"]
+    top = r["top_ops"]
+    assert len(top) == 3, top
+    assert all(t["nodes"] >= 1 and t["ms"] >= 0 for t in top), top
+    assert all(a["ms"] >= b["ms"] for a, b in zip(top, top[1:])), top
+    # Every op of the graph with a larger --top: which three take longest on a 2x3 matmul is
+    # up to the machine's noise.
+    p = bench(conflux, graph, "--input-shape", "x:2,3", "--fetch", "Identity:0", "--runs", "3",
+              "--top", "50", "--json")
+    assert p.returncode == 0, p.stderr
+    ops = [t["op"] for t in json.loads(p.stdout)["top_ops"]]
+    assert "_FusedMatMul" in ops and 3 < len(ops) < 50, ops  # MatMul + bias, remapped
 
     fed = bench(conflux, graph, "--feed",
                 "x:0=" + os.path.join(src, "tests", "fixtures", "graphs", "matmul_add.input.npy"),

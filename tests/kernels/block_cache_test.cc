@@ -1,4 +1,4 @@
-// The CPU device's cache of large blocks (plugins/cpu/block_cache.h).
+// The CPU device's cache of freed blocks (plugins/cpu/block_cache.h).
 #include "block_cache.h"
 
 #include <gtest/gtest.h>
@@ -46,13 +46,44 @@ TEST(BlockCache, BlocksBelowAMebibyteAreClassedByPage) {
   EXPECT_EQ(cache.cached_bytes(), 2 * k64 + 3 * 4096);
 }
 
-TEST(BlockCache, SmallBlocksAreNotCached) {
+TEST(BlockCache, SmallBlocksAreKeptPerSizeClass) {
   BlockCache cache(64 * kMiB);
   void* a = cache.Allocate(1000, 64);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
   cache.Deallocate(a, 1000);
-  EXPECT_EQ(cache.cached_bytes(), 0u);
+  if (!BlockCache::kKeepsSmallBlocks) {  // AddressSanitizer: every small block is freed
+    EXPECT_EQ(cache.cached_bytes(), 0u);
+    return;
+  }
+  EXPECT_EQ(cache.cached_bytes(), 1024u);  // 1000 B is in the 1 KiB class
+  void* b = cache.Allocate(1500, 64);      // the 1.5 KiB class: a new block
+  EXPECT_EQ(cache.Allocate(961, 64), a);   // the 1 KiB class again
+  void* c = cache.Allocate(20000, 64);     // 20 KiB class (4 KiB steps above 8 KiB)
+  std::memset(c, 1, 20480);                // the whole class size is the block's
+  cache.Deallocate(c, 20000);
+  EXPECT_EQ(cache.Allocate(17000, 64), c);
+  // More alignment than 64 bytes: a block of its own (at least its class's size), kept once
+  // freed like the others.
+  void* d = cache.Allocate(100, 4096);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d) % 4096, 0u);
+  cache.Deallocate(d, 100);
+  EXPECT_EQ(cache.Allocate(128, 64), d);
+  cache.Deallocate(a, 961);
+  cache.Deallocate(b, 1500);
+  cache.Deallocate(c, 17000);
+  cache.Deallocate(d, 128);
+  EXPECT_EQ(cache.cached_bytes(), 1024u + 1536u + 20480u + 128u);
+}
+
+TEST(BlockCache, SmallBlocksBeyondTheirCapacityAreFreed) {
+  BlockCache cache(64 * kMiB);
+  std::vector<void*> blocks;
+  const size_t n = BlockCache::kSmallCapacity / 32768 + 4;
+  for (size_t i = 0; i < n; ++i) blocks.push_back(cache.Allocate(32768, 64));
+  for (void* p : blocks) cache.Deallocate(p, 32768);
+  EXPECT_LE(cache.cached_bytes(), BlockCache::kSmallCapacity);
+  if (BlockCache::kKeepsSmallBlocks) EXPECT_EQ(cache.cached_bytes(), BlockCache::kSmallCapacity);
 }
 
 TEST(BlockCache, BeyondItsCapacityTheOldestBlocksAreFreed) {
@@ -90,10 +121,13 @@ TEST(BlockCache, ThreadsAllocatingAndFreeingNeverShareABlock) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
-        const size_t bytes = (1 + (i + t) % 3) * kMiB;
+        // Large blocks (1 to 3 MiB) and small ones (64 B to 32 KiB) in turn.
+        const size_t bytes =
+            i % 2 == 0 ? (1 + (i + t) % 3) * kMiB : size_t{64} << ((i / 2 + t) % 10);
         auto* p = static_cast<unsigned char*>(cache.Allocate(bytes, 64));
         std::memset(p, t + 1, bytes);
-        for (size_t k = 0; k < bytes; k += 4096) failures[t] += p[k] != t + 1;
+        std::this_thread::yield();  // let the others write their blocks meanwhile
+        for (size_t k = 0; k < bytes; k += 64) failures[t] += p[k] != t + 1;
         cache.Deallocate(p, bytes);
       }
     });

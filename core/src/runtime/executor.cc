@@ -775,7 +775,9 @@ class ExecutorState {
                              "that never fired)");
     }
     Executor::DoneCallback done = std::move(done_);
-    delete this;
+    const Executor& ex = ex_;
+    this->~ExecutorState();
+    ex.ReleaseStateMemory(this);
     done(s);
   }
 
@@ -794,7 +796,18 @@ class ExecutorState {
   CancellationManager::Token token_ = CancellationManager::kInvalidToken;
 };
 
-Executor::~Executor() = default;
+Executor::~Executor() { ::operator delete(spare_state_.exchange(nullptr)); }
+
+void* Executor::StateMemory() const {
+  void* p = spare_state_.exchange(nullptr, std::memory_order_acquire);
+  return p != nullptr ? p : ::operator new(sizeof(ExecutorState));
+}
+
+void Executor::ReleaseStateMemory(void* p) const {
+  void* expected = nullptr;
+  if (!spare_state_.compare_exchange_strong(expected, p, std::memory_order_release))
+    ::operator delete(p);
+}
 
 // Lays out each static frame (graph/control_flow_info.h): its nodes' local indices and input
 // slots, and what its Enter nodes need to create instances of it.
@@ -893,7 +906,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(const Runtime& runtime, Dev
 
 void Executor::RunAsync(const StepContext& step, DeviceStepStats* stats, DoneCallback done) {
   if (stats != nullptr && step.collect_stats) stats->device = device_->full_name();
-  (new ExecutorState(*this, step, stats, std::move(done)))->Start();
+  (new (StateMemory()) ExecutorState(*this, step, stats, std::move(done)))->Start();
 }
 
 Status Executor::Run(const StepContext& step, DeviceStepStats* stats) {

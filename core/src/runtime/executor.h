@@ -22,6 +22,7 @@
 #ifndef CONFLUX_CORE_SRC_RUNTIME_EXECUTOR_H_
 #define CONFLUX_CORE_SRC_RUNTIME_EXECUTOR_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -63,6 +64,9 @@ class Executor {
  private:
   Executor() = default;
   Status BuildFrames(const Graph& graph);
+  // Memory for a step's state (ExecutorState), and its return once the state is destroyed.
+  void* StateMemory() const;
+  void ReleaseStateMemory(void* p) const;
 
   Device* device_ = nullptr;
   bool host_addressable_ = true;  // the device's memory is host memory (no copies needed)
@@ -77,6 +81,9 @@ class Executor {
   std::vector<int> roots_;            // nodes with no inputs
   std::vector<int> initial_pending_;  // per node
   int num_slots_ = 0;
+  // The memory of the last step's state, kept for the next step's (a step state is over a
+  // kilobyte: malloc's slow path, which also consolidates its heap, on every step).
+  mutable std::atomic<void*> spare_state_{nullptr};
 };
 
 }  // namespace cfx
