@@ -58,8 +58,8 @@ constexpr const char* kUsage = R"(usage:
       times --runs steps after --warmup ones (as TensorFlow's benchmark_model): latency min,
       median, p90, p99 and mean, steps per second, each device's peak allocator bytes, and the
       --top op types by time in one traced step; --input-shape feeds a placeholder random
-      values of that shape, --threads sets the intra- and inter-op threads, --json prints one
-      JSON object
+      values of that shape, --threads N gives each op N threads (threads.intra_op N, and
+      inter_op as many as fit on the cores), --json prints one JSON object
   conflux graph place GRAPH [--config FILE] [--plugin NAME|PATH]...
       places every node on the config's devices with the static cost model; prints each node's
       device and estimated start and finish, and the estimated step time
@@ -160,7 +160,11 @@ StatusOr<std::unique_ptr<Runtime>> MakeRuntime(const Args& a, bool join_cluster)
     if (ec != std::errc() || end != a.threads.data() + a.threads.size() || n < 1 || n > 4096)
       return errors::InvalidArgument("bad --threads '", a.threads,
                                      "': expected a whole number in [1, 4096]");
-    config.intra_op_threads = config.inter_op_threads = n;
+    // N threads in all, as TensorFlow's intra_op_parallelism_threads = N means: N per op, and as
+    // many executor threads as such teams fit on the cores (inter_op 0). N inter-op threads
+    // each with an OpenMP team of N would run N * N threads.
+    config.intra_op_threads = n;
+    config.inter_op_threads = 0;
   }
   for (const std::string& p : a.plugins) {
     PluginSpec spec;
