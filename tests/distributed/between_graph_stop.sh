@@ -1,7 +1,7 @@
 #!/bin/bash
 # Between-graph replication: rank RANK of three stops itself (SIGSTOP) after three steps, which
 # only heartbeats can notice; each of the two others must report that its next step failed with
-# an error naming the stopped task, within 5 s (the test's own assertions). Four seconds after
+# an error naming the stopped task, within 5 s (the test's own assertions). Five seconds after
 # the stop this script kills the stopped process, and the job must then end.
 #   between_graph_stop.sh MPIEXEC BETWEEN_GRAPH_TEST RANK
 set -u
@@ -21,7 +21,7 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 if [[ -n $pid ]]; then
-  sleep 4
+  sleep 5
   kill -9 "$pid" 2>/dev/null
 fi
 wait "$job"

@@ -286,8 +286,8 @@ TEST(BetweenGraphFailure, AKilledTaskFailsTheOthersSteps) {
 }
 
 // --stop-test=R: rank R stops itself (SIGSTOP) 200 ms after its third step and stays stopped
-// until the script kills it; its sockets stay open, so only heartbeats (every 200 ms, a 1 s
-// timeout here) can tell. The others' next step, 2.5 s later, fails with Unavailable naming it,
+// until the script kills it; its sockets stay open, so only heartbeats (every 250 ms, a 1.5 s
+// timeout here) can tell. The others' next step, 3 s later, fails with Unavailable naming it,
 // within 5 s of the stop: a stopped worker is found by the chief, which tells the other worker;
 // a stopped chief by each worker. Each survivor prints the time it took.
 int g_stopped_rank = -1;
@@ -302,7 +302,7 @@ TEST(BetweenGraphFailure, AStoppedTaskFailsTheOthersSteps) {
     std::raise(SIGSTOP);
     return;  // not reached: the script kills this process
   }
-  ExpectTheNextStepFails(session.get(), g_stopped_rank, "stopped", 2500, stopped);
+  ExpectTheNextStepFails(session.get(), g_stopped_rank, "stopped", 3000, stopped);
 }
 
 }  // namespace
@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
   if (kill_test) ::testing::GTEST_FLAG(filter) = "BetweenGraphFailure.AKilled*";
   if (cfx::g_stopped_rank >= 0) {
     ::testing::GTEST_FLAG(filter) = "BetweenGraphFailure.AStopped*";
-    yaml += "  heartbeat: {interval: 200ms, timeout: 1s}\n";
+    yaml += "  heartbeat: {interval: 250ms, timeout: 1500ms}\n";
   }
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
   cfx::g_rank = rank != nullptr ? std::atoi(rank) : 0;
