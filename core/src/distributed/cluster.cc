@@ -56,9 +56,23 @@ struct ProcessGroup::Health {
   std::vector<std::chrono::steady_clock::time_point> last_seen;  // by rank
   std::vector<Status> dead;                                      // by rank; OK = alive
   std::vector<bool> ended;  // by rank: its process ended (its liveness link closed)
-  // A worker between graphs: the chief's heartbeats have started (last_seen[chief] is the last).
-  bool pinged = false;
 };
+
+void ChiefSilence::Heard(bool ping) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = std::chrono::steady_clock::now();
+  armed_ |= ping;
+}
+
+int64_t ChiefSilence::Overdue(std::chrono::milliseconds period) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - checked_ > 2 * period + std::chrono::milliseconds(timeout_ms_ / 2)) last_ = now;
+  checked_ = now;
+  if (!armed_) return 0;
+  const int64_t silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_).count();
+  return silent > timeout_ms_ ? silent : 0;
+}
 
 // The steps of this process (between-graph replication), watched by a thread of their own.
 struct ProcessGroup::Steps {
@@ -81,13 +95,14 @@ struct ProcessGroup::Steps {
   std::map<CancellationManager*, State> running;
   std::thread watchdog;
   std::function<void()> tick;  // runs on every turn of the watchdog, without `mu`
+  static constexpr std::chrono::milliseconds kTurn{50};
 
   // Cancels the steps past their deadline; ends the process when a cancelled step is still
   // running kStuckStepGraceMs later: a blocking collective that a peer never joins holds it.
   void Watch() {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop) {
-      cv.wait_for(lock, std::chrono::milliseconds(50));
+      cv.wait_for(lock, kTurn);
       if (tick) {
         lock.unlock();
         tick();
@@ -186,30 +201,18 @@ void ProcessGroup::StartBetweenGraph(int64_t interval_ms, int64_t timeout_ms) {
   const int chief = chief_;
   if (!is_chief() && interval_ms > 0) {
     // Silence from the chief, once its heartbeats have started, for longer than the timeout.
-    // A worker that was itself paused (its watchdog's turns far apart) gives the chief a fresh
-    // timeout instead.
-    steps_->tick = [this, chief, timeout_ms,
-                    last_turn = std::chrono::steady_clock::now()]() mutable {
-      const auto now = std::chrono::steady_clock::now();
-      const bool paused = now - last_turn > std::chrono::milliseconds(timeout_ms);
-      last_turn = now;
-      std::chrono::milliseconds silent{0};
-      {
-        std::lock_guard<std::mutex> lock(health_->mu);
-        if (paused) health_->last_seen[chief] = now;
-        if (!health_->pinged || !health_->dead[chief].ok()) return;
-        silent =
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - health_->last_seen[chief]);
-      }
-      if (silent.count() <= timeout_ms) return;
+    auto silence = std::make_shared<ChiefSilence>(timeout_ms);
+    steps_->tick = [this, chief, silence] {
+      const int64_t silent = silence->Overdue(Steps::kTurn);
+      if (silent == 0 || !TaskHealth(chief).ok()) return;
       TakeForDead(chief,
                   errors::Unavailable("the chief ", names_[chief], " (",
                                       transport_->DescribePeer(chief), ") sent no heartbeat for ",
-                                      silent.count(), " ms (cluster.heartbeat.timeout is ",
-                                      timeout_ms, " ms): it is taken for dead"),
+                                      silent, " ms (cluster.heartbeat.timeout is ",
+                                      silence->timeout_ms(), " ms): it is taken for dead"),
                   /*ended=*/false);
     };
-    AnswerPing(transport_.get(), health_, rank_, chief, 1);
+    AnswerPing(transport_.get(), health_, silence, rank_, chief, 1);
   }
   steps_->watchdog = std::thread([steps = steps_] { steps->Watch(); });
   // Every task's program starts its steps when Runtime::Create returns: by then each worker's
@@ -308,21 +311,21 @@ void ProcessGroup::StartHeartbeats(int64_t interval_ms, int64_t timeout_ms) {
   Ping(interval_ms, timeout_ms);
 }
 
-void ProcessGroup::AnswerPing(Transport* transport, std::shared_ptr<Health> health, int rank,
-                              int chief, int64_t seq) {
-  transport->RecvBytes(chief, BetweenGraphPingKey(seq),
-                       [transport, health, rank, chief, seq](const Status& s, std::string) {
-                         if (!s.ok()) return;  // the group ended
-                         {
-                           std::lock_guard<std::mutex> lock(health->mu);
-                           if (health->stop) return;
-                           health->pinged = true;
-                           health->last_seen[chief] = std::chrono::steady_clock::now();
-                         }
-                         transport->SendBytes(chief, PingReplyKey(rank, 0, seq), "",
-                                              [](const Status&) {});
-                         AnswerPing(transport, health, rank, chief, seq + 1);
-                       });
+void ProcessGroup::AnswerPing(Transport* transport, std::shared_ptr<Health> health,
+                              std::shared_ptr<ChiefSilence> silence, int rank, int chief,
+                              int64_t seq) {
+  transport->RecvBytes(
+      chief, BetweenGraphPingKey(seq),
+      [transport, health, silence, rank, chief, seq](const Status& s, std::string) {
+        if (!s.ok()) return;  // the group ended
+        {
+          std::lock_guard<std::mutex> lock(health->mu);
+          if (health->stop) return;
+        }
+        silence->Heard(/*ping=*/true);
+        transport->SendBytes(chief, PingReplyKey(rank, 0, seq), "", [](const Status&) {});
+        AnswerPing(transport, health, silence, rank, chief, seq + 1);
+      });
 }
 
 void ProcessGroup::Ping(int64_t interval_ms, int64_t timeout_ms) {

@@ -43,6 +43,28 @@ enum class ControlType : uint8_t {
   kExit = 8,        // the chief process exits
 };
 
+// A worker's view of the chief's heartbeats: armed by the first ping, then overdue once the
+// chief has been silent for longer than the timeout. A process that was itself stopped (SIGSTOP,
+// a debugger) finds its checks far apart: the chief's pings are queued, not missing, and it gets
+// a fresh timeout. Thread-safe.
+class ChiefSilence {
+ public:
+  explicit ChiefSilence(int64_t timeout_ms) : timeout_ms_(timeout_ms) {}
+  int64_t timeout_ms() const { return timeout_ms_; }
+  // Something came from the chief; `ping` when it was a heartbeat.
+  void Heard(bool ping);
+  // Called about every `period`: 0 while the chief is in time (or before its first ping), else
+  // how many ms it has been silent.
+  int64_t Overdue(std::chrono::milliseconds period);
+
+ private:
+  const int64_t timeout_ms_;
+  std::mutex mu_;
+  bool armed_ = false;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point checked_ = last_;
+};
+
 class ProcessGroup {
  public:
   ProcessGroup(std::shared_ptr<Transport> transport, std::vector<ClusterTask> tasks, int chief);
@@ -129,8 +151,8 @@ class ProcessGroup {
   void Ping(int64_t interval_ms, int64_t timeout_ms);
   // A worker between graphs: answers the chief's ping `seq` when it comes, then awaits the next,
   // on the transport's thread; records when the last came.
-  static void AnswerPing(Transport* transport, std::shared_ptr<Health> health, int rank, int chief,
-                         int64_t seq);
+  static void AnswerPing(Transport* transport, std::shared_ptr<Health> health,
+                         std::shared_ptr<ChiefSilence> silence, int rank, int chief, int64_t seq);
   // Between graphs: returns once every task's program has ended (or its task was taken for
   // dead), so that all ranks finalize the transport together.
   void ExitTogether();

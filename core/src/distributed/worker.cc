@@ -208,13 +208,12 @@ class TaskSession {
   std::map<int64_t, std::shared_ptr<WorkerStep>> steps_;
 };
 
-// Watches the chief from a worker: once the chief's heartbeats have started (its first ping),
-// a chief silent for longer than the heartbeat timeout is taken for dead, and the worker
-// process exits with status 1 after saying so (nothing else would end it: it serves the chief).
+// Watches the chief from a worker (ChiefSilence): a chief taken for dead makes the worker
+// process exit with status 1 after saying so (nothing else would end it: it serves the chief).
 class ChiefWatch {
  public:
-  ChiefWatch(ProcessGroup* group, int64_t timeout_ms) : group_(group), timeout_ms_(timeout_ms) {
-    if (timeout_ms_ > 0) thread_ = std::thread([this] { Loop(); });
+  ChiefWatch(ProcessGroup* group, int64_t timeout_ms) : group_(group), silence_(timeout_ms) {
+    if (timeout_ms > 0) thread_ = std::thread([this] { Loop(); });
   }
   ~ChiefWatch() {
     {
@@ -225,45 +224,32 @@ class ChiefWatch {
     if (thread_.joinable()) thread_.join();
   }
   // A control message came from the chief; `ping` when it was a heartbeat.
-  void Heard(bool ping) {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_ = std::chrono::steady_clock::now();
-    armed_ |= ping;
-  }
+  void Heard(bool ping) { silence_.Heard(ping); }
 
  private:
   void Loop() {
-    using Clock = std::chrono::steady_clock;
-    const auto period = std::chrono::milliseconds(std::max<int64_t>(timeout_ms_ / 4, 10));
+    const auto period = std::chrono::milliseconds(std::max<int64_t>(silence_.timeout_ms() / 4, 10));
     std::unique_lock<std::mutex> lock(mu_);
-    Clock::time_point woke = Clock::now();
     while (!stop_) {
       cv_.wait_for(lock, period);
-      const Clock::time_point now = Clock::now();
-      // This process itself was stopped (SIGSTOP, a debugger) when the wait overslept by far:
-      // the chief's pings are queued, not missing. Give it a fresh timeout.
-      if (now - woke > 2 * period + std::chrono::milliseconds(timeout_ms_ / 2)) last_ = now;
-      woke = now;
-      if (stop_ || !armed_) continue;
-      const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_);
-      if (silent.count() <= timeout_ms_) continue;
+      const int64_t silent = silence_.Overdue(period);
+      if (stop_ || silent == 0) continue;
       const int chief = group_->chief();
       LogMessage(LogLevel::kError,
                  "task " + group_->task_name(group_->rank()) + ": the chief " +
                      group_->task_name(chief) + " (" + group_->transport()->DescribePeer(chief) +
-                     ") sent no heartbeat for " + std::to_string(silent.count()) +
-                     " ms (cluster.heartbeat.timeout is " + std::to_string(timeout_ms_) +
+                     ") sent no heartbeat for " + std::to_string(silent) +
+                     " ms (cluster.heartbeat.timeout is " + std::to_string(silence_.timeout_ms()) +
                      " ms): it is taken for dead; this worker exits");
       std::_Exit(1);
     }
   }
 
   ProcessGroup* group_;
-  const int64_t timeout_ms_;
+  ChiefSilence silence_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false, armed_ = false;
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  bool stop_ = false;
   std::thread thread_;
 };
 
