@@ -116,7 +116,9 @@ struct ShapePair {
   TensorShape x, y;
 };
 // Same shapes, a trailing vector, both sides stretching, scalars, empty tensors, rank 5, and
-// outputs large enough (> 32768 elements) that the intra-op pool splits them mid-row.
+// outputs large enough (> 32768 elements) that the intra-op pool splits them mid-row. Same shapes
+// and a single element of no higher rank than the other operand run as one flat loop; a single
+// element of higher rank ([1,1,1] with [2,1]) widens the output and needs the broadcast plan.
 const std::vector<ShapePair> kBroadcastCases = {
     {{2, 3}, {2, 3}},
     {{2, 3}, {3}},
@@ -134,6 +136,13 @@ const std::vector<ShapePair> kBroadcastCases = {
     {{257, 129}, {257, 1}},
     {{1, 129}, {257, 129}},
     {{40000}, {}},
+    {{1}, {2, 3}},
+    {{2, 3}, {1, 1}},
+    {{1, 1}, {1, 1, 1}},
+    {{1, 1, 1}, {1}},
+    {{1, 1, 1}, {2, 1}},
+    {{0, 2}, {1}},
+    {{1}, {40000}},
 };
 
 // ---- Binary arithmetic ----------------------------------------------------------------------

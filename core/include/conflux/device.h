@@ -61,8 +61,10 @@ class Device {
   // True when device memory is host memory (CPU): tensors need no copies to be read on the host.
   bool host_addressable() const { return host_addressable_; }
 
-  // Device memory, and host memory pinned for fast copies (the host allocator where the device
-  // has no pinned memory).
+  // Device memory, and host memory pinned for fast copies: the device's own allocator where
+  // device memory is host memory (so that a CPU kernel's host-memory outputs, such as a loop's
+  // counters, come from its block cache and count against its memory limit), else the host
+  // allocator where the device has no pinned memory.
   Allocator* allocator() const { return device_allocator_.get(); }
   Allocator* host_allocator() const;
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conflux/allocator.h"
@@ -55,11 +56,34 @@ class Tensor {
   // int64, ResourceExhausted naming the bytes, the allocator and its use and limit when the
   // allocator refuses.
   static StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype, const TensorShape& shape);
-  Tensor(const Tensor& o);
-  Tensor(Tensor&& o) noexcept;
-  Tensor& operator=(const Tensor& o);
-  Tensor& operator=(Tensor&& o) noexcept;
-  ~Tensor();
+  // Copies share the buffer (inline: the executor copies and moves a tensor for every edge).
+  Tensor(const Tensor& o) : dtype_(o.dtype_), shape_(o.shape_), buf_(o.buf_) {
+    if (buf_) buf_->Ref();
+  }
+  Tensor(Tensor&& o) noexcept : dtype_(o.dtype_), shape_(std::move(o.shape_)), buf_(o.buf_) {
+    o.buf_ = nullptr;
+  }
+  Tensor& operator=(const Tensor& o) {
+    if (this == &o) return *this;
+    if (o.buf_) o.buf_->Ref();
+    if (buf_) buf_->Unref();
+    dtype_ = o.dtype_;
+    shape_ = o.shape_;
+    buf_ = o.buf_;
+    return *this;
+  }
+  Tensor& operator=(Tensor&& o) noexcept {
+    if (this == &o) return *this;
+    if (buf_) buf_->Unref();
+    dtype_ = o.dtype_;
+    shape_ = std::move(o.shape_);
+    buf_ = o.buf_;
+    o.buf_ = nullptr;
+    return *this;
+  }
+  ~Tensor() {
+    if (buf_) buf_->Unref();
+  }
 
   DataType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }

@@ -103,38 +103,6 @@ StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype, const Te
   return t;
 }
 
-Tensor::Tensor(const Tensor& o) : dtype_(o.dtype_), shape_(o.shape_), buf_(o.buf_) {
-  if (buf_) buf_->Ref();
-}
-
-Tensor::Tensor(Tensor&& o) noexcept : dtype_(o.dtype_), shape_(std::move(o.shape_)), buf_(o.buf_) {
-  o.buf_ = nullptr;
-}
-
-Tensor& Tensor::operator=(const Tensor& o) {
-  if (this == &o) return *this;
-  if (o.buf_) o.buf_->Ref();
-  if (buf_) buf_->Unref();
-  dtype_ = o.dtype_;
-  shape_ = o.shape_;
-  buf_ = o.buf_;
-  return *this;
-}
-
-Tensor& Tensor::operator=(Tensor&& o) noexcept {
-  if (this == &o) return *this;
-  if (buf_) buf_->Unref();
-  dtype_ = o.dtype_;
-  shape_ = std::move(o.shape_);
-  buf_ = o.buf_;
-  o.buf_ = nullptr;
-  return *this;
-}
-
-Tensor::~Tensor() {
-  if (buf_) buf_->Unref();
-}
-
 size_t Tensor::TotalBytes() const {
   const int64_t bytes = CheckedBytes(shape_, dtype_);
   return bytes < 0 ? 0 : static_cast<size_t>(bytes);

@@ -1,13 +1,15 @@
 // TensorShape and PartialTensorShape.
 #include "conflux/tensor_shape.h"
 
+#include <algorithm>
+
 namespace cfx {
 
 namespace {
 
 // Checks `dims` as the dims of a shape: rank, each dim >= 0 (or kUnknownDim when `partial`), and
 // the product of the known non-zero dims within int64.
-Status CheckDims(const std::vector<int64_t>& dims, bool partial) {
+Status CheckDims(std::span<const int64_t> dims, bool partial) {
   if (dims.size() > static_cast<size_t>(kMaxRank))
     return errors::InvalidArgument("shape has rank ", dims.size(), ", more than the maximum ",
                                    kMaxRank);
@@ -25,15 +27,29 @@ Status CheckDims(const std::vector<int64_t>& dims, bool partial) {
       overflow = overflow || __builtin_mul_overflow(n, dims[i], &n);
   }
   if (overflow)
-    return errors::InvalidArgument("shape ", PartialTensorShape(dims).ToString(),
-                                   empty ? ": its non-zero dimensions multiply to more than 2^63-1"
-                                         : " has more than 2^63-1 elements");
+    return errors::InvalidArgument(
+        "shape ", PartialTensorShape(std::vector<int64_t>(dims.begin(), dims.end())).ToString(),
+        empty ? ": its non-zero dimensions multiply to more than 2^63-1"
+              : " has more than 2^63-1 elements");
   return Status();
 }
 
 }  // namespace
 
-StatusOr<TensorShape> TensorShape::Make(const std::vector<int64_t>& dims) {
+void DimVector::Reserve(size_t n) {
+  auto* grown = new int64_t[n];
+  std::copy(data_, data_ + size_, grown);
+  if (data_ != inline_) delete[] data_;
+  data_ = grown;
+  capacity_ = static_cast<uint32_t>(n);
+}
+
+void DimVector::push_back(int64_t d) {
+  if (size_ == capacity_) Reserve(2 * size_);
+  data_[size_++] = d;
+}
+
+StatusOr<TensorShape> TensorShape::Make(std::span<const int64_t> dims) {
   CFX_RETURN_IF_ERROR(CheckDims(dims, /*partial=*/false));
   return TensorShape(dims);
 }

@@ -40,7 +40,7 @@ Allocator* OutputAllocator(const KernelContext* c, int i) {
 
 // The shape of `rank` dims from a kernel; InvalidArgument into `s` when it is not a valid shape.
 std::optional<TensorShape> ShapeOf(const int64_t* dims, int rank, cfx_status* s) {
-  auto shape = TensorShape::Make(std::vector<int64_t>(dims, dims + std::max(rank, 0)));
+  auto shape = TensorShape::Make(std::span<const int64_t>(dims, std::max(rank, 0)));
   if (!shape.ok()) {
     SetError(s, shape.status());
     return std::nullopt;

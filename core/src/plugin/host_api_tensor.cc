@@ -43,7 +43,7 @@ cfx_tensor* TensorNewHost(cfx_dtype dtype, const int64_t* dims, int rank, cfx_st
                                         DataTypeString(static_cast<DataType>(dtype))));
     return nullptr;
   }
-  auto shape = TensorShape::Make(std::vector<int64_t>(dims, dims + std::max(rank, 0)));
+  auto shape = TensorShape::Make(std::span<const int64_t>(dims, std::max(rank, 0)));
   if (!shape.ok()) {
     SetError(s, shape.status());
     return nullptr;

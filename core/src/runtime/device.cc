@@ -123,7 +123,8 @@ Device::~Device() = default;
 void Device::ReleaseResources() { resource_mgr_.reset(); }
 
 Allocator* Device::host_allocator() const {
-  return pinned_allocator_ ? pinned_allocator_.get() : HostAllocator();
+  if (pinned_allocator_ != nullptr) return pinned_allocator_.get();
+  return host_addressable_ ? device_allocator_.get() : HostAllocator();
 }
 
 namespace {

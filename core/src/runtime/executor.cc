@@ -92,10 +92,21 @@ struct IterationState {
       : slots(new Entry[f.num_slots]),
         pending(new std::atomic<int>[f.num_nodes]),
         dead(new std::atomic<int>[f.num_nodes]) {
+    Reset(f);
+  }
+  // The counts of an iteration that has not started; the slots must be empty (new, or Cleared).
+  void Reset(const Executor::FrameInfo& f) {
     for (int i = 0; i < f.num_nodes; ++i) {
       pending[i].store(f.initial_pending[i], std::memory_order_relaxed);
       dead[i].store(0, std::memory_order_relaxed);
     }
+    outstanding_ops = 0;
+    outstanding_frames = 0;
+  }
+  // Drops the values still in the slots (dead ones, or ones no node read).
+  void Clear(const Executor::FrameInfo& f) {
+    for (int i = 0; i < f.num_slots; ++i)
+      if (slots[i].has_value || slots[i].ref || slots[i].val.IsInitialized()) slots[i] = Entry();
   }
   std::unique_ptr<Entry[]> slots;
   std::unique_ptr<std::atomic<int>[]> pending;
@@ -122,6 +133,9 @@ struct FrameState {
   std::vector<std::pair<int, Entry>> inv_values;       // loop invariants (node, value)
   std::vector<std::pair<int, Entry>> next_iter_roots;  // NextIteration values held back
   std::vector<int> dead_exits;                         // dead Exit nodes of the newest iteration
+  // Finished iterations' states, cleared, for the next ones: a loop of many short iterations
+  // allocates its iteration state only up to max_parallel times.
+  std::vector<std::unique_ptr<IterationState>> spare_iterations;
 
   IterationState* Iter(int64_t i) const { return iterations[i % iterations.size()].get(); }
   std::unique_ptr<IterationState>& IterSlot(int64_t i) { return iterations[i % iterations.size()]; }
@@ -361,7 +375,7 @@ class ExecutorState {
   // Delivers `outs` of `item` (dead when is_dead) to its consumers in (frame, iter), which must
   // be the consumers' frame; appends newly ready nodes. Under frame->mu.
   void ActivateNodes(const NodeItem& item, bool is_dead, FrameState* frame, int64_t iter,
-                     std::vector<Entry>& outs, std::vector<TaggedNode>* ready) {
+                     std::span<Entry> outs, std::vector<TaggedNode>* ready) {
     IterationState& st = *frame->Iter(iter);
     for (int k = 0; k < item.num_edges; ++k) {
       const Executor::OutEdge& e = ex_.edges_[item.edge_start + k];
@@ -423,8 +437,8 @@ class ExecutorState {
     frame->inv_values.push_back({node, v});
     for (int64_t i = frame->iteration_count - frame->num_outstanding_iterations + 1;
          i <= frame->iteration_count; ++i) {
-      std::vector<Entry> outs{v};
-      ActivateNodes(ex_.nodes_[node], !v.has_value, frame, i, outs, ready);
+      Entry out = v;
+      ActivateNodes(ex_.nodes_[node], !v.has_value, frame, i, std::span<Entry>(&out, 1), ready);
     }
   }
 
@@ -432,18 +446,23 @@ class ExecutorState {
   // invariants. Under frame->mu.
   void IncrementIteration(FrameState* frame, std::vector<TaggedNode>* ready) {
     const int64_t next = ++frame->iteration_count;
-    frame->IterSlot(next) = std::make_unique<IterationState>(*frame->info);
+    if (frame->spare_iterations.empty()) {
+      frame->IterSlot(next) = std::make_unique<IterationState>(*frame->info);
+    } else {
+      frame->IterSlot(next) = std::move(frame->spare_iterations.back());
+      frame->spare_iterations.pop_back();
+      frame->IterSlot(next)->Reset(*frame->info);
+    }
     ++frame->num_outstanding_iterations;
     frame->dead_exits.clear();
     std::vector<std::pair<int, Entry>> roots = std::move(frame->next_iter_roots);
     frame->next_iter_roots.clear();
-    for (auto& [node, value] : roots) {
-      std::vector<Entry> outs{std::move(value)};
-      ActivateNodes(ex_.nodes_[node], false, frame, next, outs, ready);
-    }
+    for (auto& [node, value] : roots)
+      ActivateNodes(ex_.nodes_[node], false, frame, next, std::span<Entry>(&value, 1), ready);
     for (const auto& [node, value] : frame->inv_values) {
-      std::vector<Entry> outs{value};
-      ActivateNodes(ex_.nodes_[node], !value.has_value, frame, next, outs, ready);
+      Entry out = value;  // ActivateNodes may move it into the last reader's slot
+      ActivateNodes(ex_.nodes_[node], !value.has_value, frame, next, std::span<Entry>(&out, 1),
+                    ready);
     }
   }
 
@@ -460,7 +479,8 @@ class ExecutorState {
     if (frame == &root_) return false;
     while (iter <= frame->iteration_count && frame->Iter(iter) != nullptr &&
            IsIterationDone(frame, iter)) {
-      frame->IterSlot(iter).reset();
+      frame->IterSlot(iter)->Clear(*frame->info);
+      frame->spare_iterations.push_back(std::move(frame->IterSlot(iter)));
       --frame->num_outstanding_iterations;
       ++iter;
       if (!frame->next_iter_roots.empty()) IncrementIteration(frame, ready);

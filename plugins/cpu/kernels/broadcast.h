@@ -216,12 +216,42 @@ sdk::Status ComputeBinary(sdk::KernelContext& ctx, const sdk::BroadcastPlan& b) 
   return sdk::Status();
 }
 
+// For z = f(x, y), when one flat loop over z's elements computes it: 0 when x and y have the same
+// shape, 2 when y is a single element of no higher rank than x (z has x's shape and y's one value
+// is broadcast), 1 the other way round; -1 when the operands need a broadcast plan. Only reads
+// ranks and dims, so that the common small-tensor case costs no heap allocation.
+int FlatBroadcastMask(const sdk::Tensor& x, const sdk::Tensor& y);
+
+// z = F(x, y) as one flat loop, for a FlatBroadcastMask `mask` of x and y (not -1).
+template <typename T, typename Out, typename F>
+sdk::Status ComputeFlatBinary(sdk::KernelContext& ctx, int mask) {
+  sdk::Tensor x = ctx.input(0), y = ctx.input(1);
+  if constexpr (HasValidate<F, T>) CFX_SDK_RETURN_IF_ERROR(F::template Validate<T>(x, y));
+  const sdk::Tensor& shaped = mask == 1 ? y : x;
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor z, ctx.ForwardOrAllocateOutput({0, 1}, 0, shaped.shape()));
+  const int64_t n = shaped.num_elements();
+  Out* out = z.data<Out>();
+  const T* px = x.data<T>();
+  const T* py = y.data<T>();
+  internal::WithMask<0, 3>(static_cast<unsigned>(mask), [&](auto m) {
+    constexpr unsigned kMask = decltype(m)::value;
+    ctx.ParallelFor(n, F::kCost, [&](int64_t begin, int64_t end) {
+      const std::array<int64_t, 2> offsets{(kMask & 1u) ? 0 : begin, (kMask & 2u) ? 0 : begin};
+      internal::RunSpan<kMask>(F(), end - begin, out + begin, offsets, std::index_sequence<0, 1>(),
+                               px, py);
+    });
+  });
+  return sdk::Status();
+}
+
 // z = F(x, y) element-wise with NumPy broadcasting; x and y are T, z is Out.
 template <typename T, typename Out, typename F>
 class BinaryKernel {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
     CFX_SDK_RETURN_IF_ERROR(ExpectInputs(ctx, {sdk::kDType<T>, sdk::kDType<T>}));
+    const int mask = FlatBroadcastMask(ctx.input(0), ctx.input(1));
+    if (mask >= 0) return ComputeFlatBinary<T, Out, F>(ctx, mask);
     CFX_SDK_ASSIGN_OR_RETURN(
         sdk::BroadcastPlan b,
         sdk::PlanBroadcast({{"x", ctx.input(0).shape()}, {"y", ctx.input(1).shape()}}));

@@ -1,4 +1,4 @@
-// Input checks for the element-wise kernels (see broadcast.h).
+// Input checks and the flat-loop test of the element-wise kernels (see broadcast.h).
 #include "kernels/broadcast.h"
 
 namespace cfx::cpu {
@@ -19,6 +19,18 @@ sdk::Status ExpectInputs(const sdk::KernelContext& ctx, std::span<const cfx_dtyp
     ++i;
   }
   return sdk::Status();
+}
+
+int FlatBroadcastMask(const sdk::Tensor& x, const sdk::Tensor& y) {
+  const int rx = x.rank(), ry = y.rank();
+  if (rx == ry) {
+    int i = 0;
+    while (i < rx && x.dim(i) == y.dim(i)) ++i;
+    if (i == rx) return 0;
+  }
+  if (ry <= rx && y.num_elements() == 1) return 2;
+  if (rx <= ry && x.num_elements() == 1) return 1;
+  return -1;
 }
 
 }  // namespace cfx::cpu
