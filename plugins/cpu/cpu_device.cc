@@ -109,6 +109,21 @@ void UseIntraOpThreads(cfx_device* device) {
     omp_set_num_threads(device->threads);
 }
 
+GemmThreads::GemmThreads(cfx_device* device, int64_t m, int64_t n, int64_t k) : device_(device) {
+  int64_t work = 0;
+  single_ = !__builtin_mul_overflow(m, n, &work) && !__builtin_mul_overflow(work, k, &work) &&
+            work < kMinParallelGemm;
+  if (!single_) {
+    UseIntraOpThreads(device);
+  } else if (omp_get_max_threads() != 1) {
+    omp_set_num_threads(1);
+  }
+}
+
+GemmThreads::~GemmThreads() {
+  if (single_) UseIntraOpThreads(device_);
+}
+
 namespace {
 
 const cfx_device_funcs kFuncs = [] {

@@ -55,6 +55,43 @@ TEST(TensorShape, ValidatesAndMergesPartialShapes) {
   EXPECT_FALSE(a.IsFullyDefined());
 }
 
+// Shapes up to DimVector::kInline dims live inside the shape, larger ones on the heap; copies,
+// moves, growth past the inline room and comparisons work the same either way.
+TEST(TensorShape, DimsInlineAndOnTheHeapCopyMoveAndGrow) {
+  for (int rank : {0, 1, 6, 7, 13}) {
+    SCOPED_TRACE(rank);
+    std::vector<int64_t> dims;
+    for (int i = 0; i < rank; ++i) dims.push_back(i + 1);
+    TensorShape shape(dims);
+    EXPECT_EQ(shape.dims(), dims);
+    EXPECT_EQ(std::vector<int64_t>(shape.dims()), dims);
+    TensorShape copy = shape;
+    EXPECT_EQ(copy, shape);
+    if (rank > 0) copy.set_dim(0, 99);
+    EXPECT_EQ(shape.dims(), dims) << "a copy's change shows in the original";
+    TensorShape moved = std::move(copy);
+    EXPECT_EQ(moved.rank(), rank);
+    if (rank > 0) EXPECT_EQ(moved.dim(0), 99);
+    copy = shape;  // a moved-from shape takes a new value
+    EXPECT_EQ(copy, shape);
+    moved = shape;  // assignment over a shape of the same rank
+    EXPECT_EQ(moved, shape);
+    // Growing one dim at a time crosses the inline room and doubles the heap room after it.
+    TensorShape grown;
+    for (int64_t d : dims) ASSERT_TRUE(grown.AddDim(d).ok());
+    EXPECT_EQ(grown, shape);
+    EXPECT_EQ(grown.num_elements(), shape.num_elements());
+    EXPECT_EQ(grown.ToString(), PartialTensorShape(dims).ToString());
+  }
+  TensorShape small({2, 3}), large({1, 1, 1, 1, 1, 1, 1, 2, 3});
+  EXPECT_NE(small, large);
+  small = large;  // inline to heap
+  EXPECT_EQ(small, large);
+  large = TensorShape({4});  // heap to inline
+  EXPECT_EQ(large.dims(), std::vector<int64_t>{4});
+  EXPECT_EQ(small.num_elements(), 6);
+}
+
 TEST(Tensor, SharesBuffersAndCountsAllocatorStatistics) {
   Allocator* host = HostAllocator();
   AllocatorStats before = host->stats();

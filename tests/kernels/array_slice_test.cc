@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "array_test_util.h"
+#include "graph_builder.h"
 
 namespace cfx {
 namespace {
@@ -92,6 +93,43 @@ TYPED_TEST(ArraySliceTyped, OneDimensionalStridedSliceMatchesPython) {
             RunNodeOk(node, {x, MakeVector<int32_t>({begin}), MakeVector<int32_t>({end}),
                              MakeVector<int32_t>({step})}));
       }
+}
+
+// One StridedSlice node run step after step in a session keeps the plan of its first slice for
+// later ones with the same input shape and begin/end/strides: each step must still slice its own
+// input values, and new indices or a new input shape must not reuse the kept plan.
+TEST(ArrayStridedSlice, AKeptPlanServesOnlyTheSameShapeAndIndices) {
+  test::GraphBuilder b;
+  b.Placeholder("x", DT_FLOAT);
+  for (const char* name : {"begin", "end", "strides"}) b.Placeholder(name, DT_INT32);
+  NodeDef& slice = b.Op("slice", "StridedSlice", {"x", "begin", "end", "strides"});
+  slice.attr = StridedSliceNode(DT_FLOAT).attr;
+  auto session = test::NewTestSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  auto run = [&](const Tensor& x, std::vector<int32_t> begin, std::vector<int32_t> end,
+                 std::vector<int32_t> strides) {
+    std::vector<Tensor> out;
+    EXPECT_OK(session->Run({{"x", x},
+                            {"begin", MakeVector(begin)},
+                            {"end", MakeVector(end)},
+                            {"strides", MakeVector(strides)}},
+                           {"slice:0"}, {}, &out));
+    return out.empty() ? Tensor() : out[0];
+  };
+  const Tensor x = Iota<float>({3, 4});
+  Tensor other = Iota<float>({3, 4});
+  for (int64_t i = 0; i < other.num_elements(); ++i) other.at<float>(i) += 100;
+  const std::vector<int64_t> rows = {1, 2}, odd = {1, 3};
+  for (int step = 0; step < 2; ++step)  // the first step keeps its plan, the second runs it
+    test::ExpectTensorEqual(Pick<float>(x, {rows, odd}), run(x, {1, 1}, {3, 4}, {1, 2}));
+  test::ExpectTensorEqual(Pick<float>(other, {rows, odd}), run(other, {1, 1}, {3, 4}, {1, 2}));
+  test::ExpectTensorEqual(Pick<float>(x, {{0, 1}, odd}), run(x, {0, 1}, {2, 4}, {1, 2}));
+  test::ExpectTensorEqual(Pick<float>(x, {rows, {1, 2, 3}}), run(x, {1, 1}, {3, 4}, {1, 1}));
+  const Tensor wide = Iota<float>({3, 6});
+  test::ExpectTensorEqual(Pick<float>(wide, {rows, odd}), run(wide, {1, 1}, {3, 4}, {1, 2}));
+  const Tensor tall = Iota<float>({4, 4});
+  test::ExpectTensorEqual(Pick<float>(tall, {{1, 2}, odd}), run(tall, {1, 1}, {3, 4}, {1, 2}));
+  test::ExpectTensorEqual(Pick<float>(x, {rows, odd}), run(x, {1, 1}, {3, 4}, {1, 2}));
 }
 
 TEST(ArrayStridedSlice, ThreeDimensionalSweepMatchesPython) {

@@ -1,5 +1,10 @@
 // Slice and StridedSlice on CPU: both copy a box of the input, StridedSlice with steps (negative
 // ones included) per dimension.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <vector>
+
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -7,40 +12,54 @@ namespace {
 
 using shape_rules::Dims;
 
-// Fills `out` (in row-major order of `size`) with the input elements begin[d] + k * stride[d],
-// k in [0, size[d]), of each dimension d of `in`.
-void StridedCopy(sdk::KernelContext& ctx, const sdk::Tensor& in, size_t elem_size,
-                 const Dims& begin, const Dims& stride, const Dims& size, const sdk::Tensor& out) {
-  if (out.num_elements() == 0) return;  // `begin` may then lie past the end
-  const Dims dims = in.shape();
-  std::vector<Walk> walks(dims.size());
-  int64_t base = 0, in_stride = 1;
+// How output 0 is made from a box of input 0: all of it (shared, reshaped to `out_shape`), or
+// a copy of the elements that `walks` visit from element `base`.
+struct SlicePlan {
+  bool whole = false;
+  Dims out_shape;
+  int64_t base = 0;
+  std::vector<Walk> walks;
+};
+
+// The plan for the box `begin`/`stride`/`size` of an input of shape `dims`, under `out_shape`:
+// input elements begin[d] + k * stride[d], k in [0, size[d]), of each dimension d.
+SlicePlan PlanSlice(const Dims& dims, const Dims& begin, const Dims& stride, const Dims& size,
+                    const Dims& out_shape) {
+  SlicePlan plan;
+  plan.out_shape = out_shape;
+  plan.whole = true;
+  for (size_t d = 0; d < dims.size(); ++d)
+    plan.whole = plan.whole && begin[d] == 0 && stride[d] == 1 && size[d] == dims[d];
+  if (plan.whole) return plan;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (size[d] == 0) return plan;  // nothing to copy; `begin` may then lie past the end
+  plan.walks.resize(dims.size());
+  int64_t in_stride = 1;
   for (size_t d = dims.size(); d-- > 0;) {
-    base += begin[d] * in_stride;
+    plan.base += begin[d] * in_stride;
     // A stride is an input value of any size; it is at most the dim when two or more elements
     // are taken, and unused when one is.
-    walks[d] = {size[d], size[d] > 1 ? stride[d] * in_stride : 0};
+    plan.walks[d] = {size[d], size[d] > 1 ? stride[d] * in_stride : 0};
     in_stride *= dims[d];
   }
-  const char* src = static_cast<const char*>(in.raw_data());
-  CopyWalks(ctx, src + base * static_cast<int64_t>(elem_size), static_cast<char*>(out.raw_data()),
-            elem_size, walks);
+  return plan;
 }
 
-// Output 0 is the box `begin`/`stride`/`size` of input 0 under `out_shape`; forwards the input
-// when the box is all of it.
-sdk::Status SliceOutput(sdk::KernelContext& ctx, const Dims& begin, const Dims& stride,
-                        const Dims& size, const Dims& out_shape) {
+// Output 0 of the kernel as `plan` says, from input 0.
+sdk::Status RunSlice(sdk::KernelContext& ctx, const SlicePlan& plan) {
   sdk::Tensor in = ctx.input(0);
-  const Dims dims = in.shape();
-  bool whole = true;
-  for (size_t d = 0; d < dims.size(); ++d)
-    whole = whole && begin[d] == 0 && stride[d] == 1 && size[d] == dims[d];
-  if (whole && out_shape == dims) return ctx.SetOutput(0, in);
-  if (whole) return ReshapedOutput(ctx, 0, out_shape);
+  if (plan.whole) {
+    bool same = static_cast<size_t>(in.rank()) == plan.out_shape.size();
+    for (size_t d = 0; same && d < plan.out_shape.size(); ++d)
+      same = in.dim(static_cast<int>(d)) == plan.out_shape[d];
+    return same ? ctx.SetOutput(0, in) : ReshapedOutput(ctx, 0, plan.out_shape);
+  }
   CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(in));
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
-  StridedCopy(ctx, in, elem_size, begin, stride, size, out);
+  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, plan.out_shape));
+  if (plan.walks.empty()) return sdk::Status();  // an empty box
+  const char* src = static_cast<const char*>(in.raw_data());
+  CopyWalks(ctx, src + plan.base * static_cast<int64_t>(elem_size),
+            static_cast<char*>(out.raw_data()), elem_size, plan.walks);
   return sdk::Status();
 }
 
@@ -53,13 +72,28 @@ class SliceKernel {
     CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 2, "size", &size));
     CFX_SDK_RETURN_IF_ERROR(
         RuleStatus(shape_rules::SliceShape(ctx.input(0).shape(), begin, size, &out)));
-    return SliceOutput(ctx, begin, Dims(begin.size(), 1), out, out);
+    return RunSlice(ctx, PlanSlice(ctx.input(0).shape(), begin, Dims(begin.size(), 1), out, out));
   }
 };
 
+// True when input `i` of `ctx` is a vector of integers with exactly the values `v`.
+bool HoldsIndices(const sdk::KernelContext& ctx, int i, const Dims& v) {
+  const sdk::Tensor t = ctx.input(i);
+  if (t.rank() != 1 || t.num_elements() != static_cast<int64_t>(v.size())) return false;
+  auto same = [&](const auto* values) { return std::equal(v.begin(), v.end(), values); };
+  if (t.dtype() == CFX_INT32) return same(t.data<int32_t>());
+  if (t.dtype() == CFX_INT64) return same(t.data<int64_t>());
+  return false;
+}
+
 // StridedSlice(input, begin, end, strides) with TensorFlow's masks (see StridedSliceShape).
+// A loop slices the same way in every iteration, and a model in every step: the first slice's
+// plan is kept, keyed by the input's shape and the begin/end/strides values, and a later slice
+// with the same ones runs it without working out the slice again.
 class StridedSliceKernel {
  public:
+  ~StridedSliceKernel() { delete kept_.load(); }
+
   sdk::Status Init(const sdk::KernelInit& init) {
     const sdk::Attrs& a = init.attrs();
     CFX_SDK_RETURN_IF_ERROR(a.Get("begin_mask", &spec_.begin_mask));
@@ -69,19 +103,47 @@ class StridedSliceKernel {
     return a.Get("shrink_axis_mask", &spec_.shrink_axis_mask);
   }
   sdk::Status Compute(sdk::KernelContext& ctx) {
+    const Kept* kept = kept_.load(std::memory_order_acquire);
+    if (kept != nullptr && Matches(ctx, *kept)) return RunSlice(ctx, kept->plan);
+    auto fresh = std::make_unique<Kept>();
     shape_rules::StridedSliceSpec spec = spec_;
     CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 1, "begin", &spec.begin));
     CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 2, "end", &spec.end));
     CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 3, "strides", &spec.strides));
+    fresh->input_shape = ctx.input(0).shape();
     shape_rules::StridedSliceDense dense;
     Dims out;
     CFX_SDK_RETURN_IF_ERROR(
-        RuleStatus(shape_rules::StridedSliceShape(ctx.input(0).shape(), spec, &dense, &out)));
-    return SliceOutput(ctx, dense.begin, dense.stride, dense.size, out);
+        RuleStatus(shape_rules::StridedSliceShape(fresh->input_shape, spec, &dense, &out)));
+    fresh->plan = PlanSlice(fresh->input_shape, dense.begin, dense.stride, dense.size, out);
+    const sdk::Status status = RunSlice(ctx, fresh->plan);
+    if (kept == nullptr && status.ok()) {
+      fresh->begin = std::move(spec.begin);
+      fresh->end = std::move(spec.end);
+      fresh->strides = std::move(spec.strides);
+      // Kept once, never replaced: a concurrent Compute may be reading the kept one.
+      if (kept_.compare_exchange_strong(kept, fresh.get(), std::memory_order_acq_rel))
+        fresh.release();
+    }
+    return status;
   }
 
  private:
+  struct Kept {
+    Dims input_shape, begin, end, strides;
+    SlicePlan plan;
+  };
+  static bool Matches(const sdk::KernelContext& ctx, const Kept& kept) {
+    const sdk::Tensor in = ctx.input(0);
+    if (static_cast<size_t>(in.rank()) != kept.input_shape.size()) return false;
+    for (size_t d = 0; d < kept.input_shape.size(); ++d)
+      if (in.dim(static_cast<int>(d)) != kept.input_shape[d]) return false;
+    return HoldsIndices(ctx, 1, kept.begin) && HoldsIndices(ctx, 2, kept.end) &&
+           HoldsIndices(ctx, 3, kept.strides);
+  }
+
   shape_rules::StridedSliceSpec spec_;  // masks only; begin/end/strides come per step
+  std::atomic<const Kept*> kept_{nullptr};
 };
 
 }  // namespace

@@ -9,11 +9,12 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "cpu_device.h"
-#include "kernels/broadcast.h"
 #include "kernels/batch_matmul.h"
+#include "kernels/broadcast.h"
 #include "kernels/kernels.h"
 #include "kernels/util.h"
 
@@ -253,6 +254,9 @@ sdk::Status MultiplyBatches(sdk::KernelContext& ctx, const T* xs, const T* ys, T
                             const BatchMatMulPlan& plan, bool adj_x, bool adj_y) {
   const int64_t x_size = plan.m * plan.k, y_size = plan.k * plan.n, out_size = plan.m * plan.n;
   std::atomic<int> failure{dnnl_success};
+  // One product threads by itself (sgemm, within GemmThreads); several share the team, one each.
+  std::optional<GemmThreads> threads;
+  if (plan.x_index.size() == 1) threads.emplace(ctx.device(), plan.m, plan.n, plan.k);
   ctx.ParallelFor(static_cast<int64_t>(plan.x_index.size()), 2 * plan.m * plan.n * plan.k,
                   [&](int64_t begin, int64_t end) {
                     std::vector<T> scratch;

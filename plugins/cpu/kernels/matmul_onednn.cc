@@ -34,7 +34,7 @@ class OneDnnMatMulKernel {
 
 sdk::Status SgemmInto(sdk::KernelContext& ctx, const MatMulCall& call, float beta) {
   const MatMulDims& d = call.dims;
-  UseIntraOpThreads(ctx.device());
+  GemmThreads threads(ctx.device(), d.m, d.n, d.k);
   // Leading dimensions are the stored row lengths.
   const dnnl_status_t status =
       dnnl_sgemm(d.transpose_a ? 'T' : 'N', d.transpose_b ? 'T' : 'N', d.m, d.n, d.k, 1.0f,
