@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "array_test_util.h"
+#include "graph_builder.h"
 
 namespace cfx {
 namespace {
@@ -180,6 +181,36 @@ TEST(ArraySplit, OnePieceAndExplicitValues) {
   auto pieces = RunNode(SplitNode(DT_INT32, 4), {MakeScalar<int32_t>(1), x});
   ASSERT_TRUE(pieces.ok()) << pieces.status();
   test::ExpectTensorEqual(MakeTensor<int32_t>({2, 1}, {3, 7}), (*pieces)[2]);
+}
+
+// One Split node run step after step in a session keeps its pieces' shapes from the first split
+// for later ones with the same input shape and split_dim: each step still cuts its own values,
+// and a new split_dim (also the same axis written negative) or input shape is worked out anew.
+TEST(ArraySplit, AKeptPlanServesOnlyTheSameShapeAndAxis) {
+  test::GraphBuilder b;
+  b.Placeholder("x", DT_INT32);
+  b.Placeholder("axis", DT_INT32);
+  b.Op("split", "Split", {"axis", "x"}).attr = SplitNode(DT_INT32, 2).attr;
+  auto session = test::NewTestSession(b.graph());
+  ASSERT_NE(session, nullptr);
+  auto run = [&](const Tensor& x, int32_t axis) {
+    std::vector<Tensor> out;
+    EXPECT_OK(session->Run({{"x", x}, {"axis", MakeScalar<int32_t>(axis)}}, {"split:0", "split:1"},
+                           {}, &out));
+    return out;
+  };
+  const Tensor x = MakeTensor<int32_t>({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  for (int step = 0; step < 2; ++step) {  // the first step keeps its plan, the second runs it
+    std::vector<Tensor> rows = run(x, 0);
+    ASSERT_EQ(rows.size(), 2u);
+    test::ExpectTensorEqual(MakeTensor<int32_t>({1, 4}, {5, 6, 7, 8}), rows[1]);
+  }
+  const Tensor y = MakeTensor<int32_t>({2, 4}, {9, 10, 11, 12, 13, 14, 15, 16});
+  test::ExpectTensorEqual(MakeTensor<int32_t>({1, 4}, {13, 14, 15, 16}), run(y, 0)[1]);
+  test::ExpectTensorEqual(MakeTensor<int32_t>({2, 2}, {3, 4, 7, 8}), run(x, 1)[1]);
+  test::ExpectTensorEqual(MakeTensor<int32_t>({2, 2}, {3, 4, 7, 8}), run(x, -1)[1]);
+  const Tensor tall = MakeTensor<int32_t>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  test::ExpectTensorEqual(MakeTensor<int32_t>({2, 2}, {5, 6, 7, 8}), run(tall, 0)[1]);
 }
 
 TEST(ArraySplit, RejectsUnevenSplitsAndBadAxes) {

@@ -5,6 +5,9 @@
 // tensor's row is the concatenation of the parts' rows. One routine copies rows in either
 // direction.
 #include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "conflux/sdk/layout_shape_rules.h"
 #include "kernels/array_util.h"
@@ -120,19 +123,44 @@ class PackKernel {
   int64_t axis_ = 0;
 };
 
-// Split(split_dim, value): num_split equal pieces of `value` along split_dim.
+// Split(split_dim, value): num_split equal pieces of `value` along split_dim. The pieces' shapes
+// are kept from the first split for later ones of the same input shape and split_dim (a loop's
+// iterations split alike).
 class SplitKernel {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
-    int64_t axis = 0;
-    CFX_SDK_RETURN_IF_ERROR(ReadScalarInput(ctx, 0, "split_dim", &axis));
     sdk::Tensor in = ctx.input(1);
+    const Kept* kept = kept_.get();
+    if (kept != nullptr && HasShape(in, kept->input_shape) &&
+        HoldsIndices(ctx.input(0), 0, {kept->split_dim}))
+      return Cut(ctx, in, *kept);
+    auto fresh = std::make_unique<Kept>();
+    CFX_SDK_RETURN_IF_ERROR(ReadScalarInput(ctx, 0, "split_dim", &fresh->split_dim));
+    fresh->input_shape = in.shape();
+    int64_t axis = fresh->split_dim;
     Dims piece;
     CFX_SDK_RETURN_IF_ERROR(
-        RuleStatus(shape_rules::SplitShape(in.shape(), &axis, ctx.num_outputs(), &piece)));
-    if (ctx.num_outputs() == 1) return ctx.SetOutput(0, in);
-    return CutInto(ctx, in, std::vector<Dims>(ctx.num_outputs(), piece), static_cast<size_t>(axis));
+        RuleStatus(shape_rules::SplitShape(fresh->input_shape, &axis, ctx.num_outputs(), &piece)));
+    fresh->axis = static_cast<size_t>(axis);
+    fresh->pieces.assign(static_cast<size_t>(ctx.num_outputs()), piece);
+    const sdk::Status status = Cut(ctx, in, *fresh);
+    if (kept == nullptr && status.ok()) kept_.Keep(std::move(fresh));
+    return status;
   }
+
+ private:
+  struct Kept {
+    Dims input_shape;
+    int64_t split_dim = 0;  // as given (may be negative)
+    size_t axis = 0;
+    std::vector<Dims> pieces;
+  };
+  static sdk::Status Cut(sdk::KernelContext& ctx, const sdk::Tensor& in, const Kept& kept) {
+    if (ctx.num_outputs() == 1) return ctx.SetOutput(0, in);
+    return CutInto(ctx, in, kept.pieces, kept.axis);
+  }
+
+  KeptOnce<Kept> kept_;
 };
 
 // SplitV(value, size_splits, split_dim): pieces of `value` of the sizes `size_splits`.

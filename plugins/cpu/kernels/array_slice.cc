@@ -1,8 +1,7 @@
 // Slice and StridedSlice on CPU: both copy a box of the input, StridedSlice with steps (negative
 // ones included) per dimension.
-#include <algorithm>
-#include <atomic>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -76,24 +75,12 @@ class SliceKernel {
   }
 };
 
-// True when input `i` of `ctx` is a vector of integers with exactly the values `v`.
-bool HoldsIndices(const sdk::KernelContext& ctx, int i, const Dims& v) {
-  const sdk::Tensor t = ctx.input(i);
-  if (t.rank() != 1 || t.num_elements() != static_cast<int64_t>(v.size())) return false;
-  auto same = [&](const auto* values) { return std::equal(v.begin(), v.end(), values); };
-  if (t.dtype() == CFX_INT32) return same(t.data<int32_t>());
-  if (t.dtype() == CFX_INT64) return same(t.data<int64_t>());
-  return false;
-}
-
 // StridedSlice(input, begin, end, strides) with TensorFlow's masks (see StridedSliceShape).
 // A loop slices the same way in every iteration, and a model in every step: the first slice's
 // plan is kept, keyed by the input's shape and the begin/end/strides values, and a later slice
 // with the same ones runs it without working out the slice again.
 class StridedSliceKernel {
  public:
-  ~StridedSliceKernel() { delete kept_.load(); }
-
   sdk::Status Init(const sdk::KernelInit& init) {
     const sdk::Attrs& a = init.attrs();
     CFX_SDK_RETURN_IF_ERROR(a.Get("begin_mask", &spec_.begin_mask));
@@ -103,7 +90,7 @@ class StridedSliceKernel {
     return a.Get("shrink_axis_mask", &spec_.shrink_axis_mask);
   }
   sdk::Status Compute(sdk::KernelContext& ctx) {
-    const Kept* kept = kept_.load(std::memory_order_acquire);
+    const Kept* kept = kept_.get();
     if (kept != nullptr && Matches(ctx, *kept)) return RunSlice(ctx, kept->plan);
     auto fresh = std::make_unique<Kept>();
     shape_rules::StridedSliceSpec spec = spec_;
@@ -121,9 +108,7 @@ class StridedSliceKernel {
       fresh->begin = std::move(spec.begin);
       fresh->end = std::move(spec.end);
       fresh->strides = std::move(spec.strides);
-      // Kept once, never replaced: a concurrent Compute may be reading the kept one.
-      if (kept_.compare_exchange_strong(kept, fresh.get(), std::memory_order_acq_rel))
-        fresh.release();
+      kept_.Keep(std::move(fresh));
     }
     return status;
   }
@@ -134,16 +119,12 @@ class StridedSliceKernel {
     SlicePlan plan;
   };
   static bool Matches(const sdk::KernelContext& ctx, const Kept& kept) {
-    const sdk::Tensor in = ctx.input(0);
-    if (static_cast<size_t>(in.rank()) != kept.input_shape.size()) return false;
-    for (size_t d = 0; d < kept.input_shape.size(); ++d)
-      if (in.dim(static_cast<int>(d)) != kept.input_shape[d]) return false;
-    return HoldsIndices(ctx, 1, kept.begin) && HoldsIndices(ctx, 2, kept.end) &&
-           HoldsIndices(ctx, 3, kept.strides);
+    return HasShape(ctx.input(0), kept.input_shape) && HoldsIndices(ctx.input(1), 1, kept.begin) &&
+           HoldsIndices(ctx.input(2), 1, kept.end) && HoldsIndices(ctx.input(3), 1, kept.strides);
   }
 
   shape_rules::StridedSliceSpec spec_;  // masks only; begin/end/strides come per step
-  std::atomic<const Kept*> kept_{nullptr};
+  KeptOnce<Kept> kept_;
 };
 
 }  // namespace

@@ -6,9 +6,12 @@
 #ifndef CONFLUX_PLUGINS_CPU_KERNELS_ARRAY_UTIL_H_
 #define CONFLUX_PLUGINS_CPU_KERNELS_ARRAY_UTIL_H_
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,6 +103,44 @@ inline sdk::Status ReadScalarInput(const sdk::KernelContext& ctx, int i, const c
   CFX_SDK_RETURN_IF_ERROR(ReadIndexValues(t, what, &v));
   *out = v[0];
   return sdk::Status();
+}
+
+// A plan that a kernel works out on its first successful call and keeps for later calls with the
+// same inputs (a loop's iterations, a model's steps), which may run concurrently: kept once,
+// never replaced, read without a lock.
+template <typename T>
+class KeptOnce {
+ public:
+  KeptOnce() = default;
+  KeptOnce(const KeptOnce&) = delete;
+  KeptOnce& operator=(const KeptOnce&) = delete;
+  ~KeptOnce() { delete kept_.load(); }
+  const T* get() const { return kept_.load(std::memory_order_acquire); }
+  // Keeps `plan` unless one is kept already.
+  void Keep(std::unique_ptr<T> plan) {
+    const T* none = nullptr;
+    if (kept_.compare_exchange_strong(none, plan.get(), std::memory_order_acq_rel)) plan.release();
+  }
+
+ private:
+  std::atomic<const T*> kept_{nullptr};
+};
+
+// True when `t` has shape `dims` (read without copying the shape).
+inline bool HasShape(const sdk::Tensor& t, const std::vector<int64_t>& dims) {
+  if (static_cast<size_t>(t.rank()) != dims.size()) return false;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (t.dim(static_cast<int>(d)) != dims[d]) return false;
+  return true;
+}
+
+// True when `t` is an int32 or int64 tensor of rank `rank` (0 or 1) whose elements are `values`.
+inline bool HoldsIndices(const sdk::Tensor& t, int rank, const std::vector<int64_t>& values) {
+  if (t.rank() != rank || t.num_elements() != static_cast<int64_t>(values.size())) return false;
+  auto same = [&](const auto* v) { return std::equal(values.begin(), values.end(), v); };
+  if (t.dtype() == CFX_INT32) return same(t.data<int32_t>());
+  if (t.dtype() == CFX_INT64) return same(t.data<int64_t>());
+  return false;
 }
 
 // Copies `count` elements of `elem_size` bytes from `src`, stepping `src_step` elements (may be
