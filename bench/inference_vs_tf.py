@@ -17,7 +17,10 @@ repository), never part of the build or the tests.
     /tmp/tfvenv/bin/python bench/inference_vs_tf.py [--conflux build/bin/conflux]
         [--models resnet50,mobilenetv2,transformer,transformer-tanh,efficientnetb0,densenet121,
                   inceptionv3,vgg16,convnexttiny,lstm,gru] [--batches 1,16] [--runs 20] [--threads 2]
-        [--work /tmp/inference_vs_tf]
+        [--rounds 1] [--work /tmp/inference_vs_tf]
+
+With --rounds N each model is timed N times, TensorFlow then Conflux in turn: the table gives the
+median times and the median of the N ratios, the note the ratios' range.
 """
 import argparse
 import json
@@ -109,6 +112,7 @@ def main():
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--work", default="/tmp/inference_vs_tf")
     args = p.parse_args()
     import numpy as np
@@ -123,6 +127,7 @@ def main():
             x_path = os.path.join(args.work, f"{name}_b{batch}.input.npy")
             np.save(x_path, x)
             tf_ms, tf_out = time_tf(path, feed, fetch, x, args.runs, args.warmup, args.threads)
+            tf_times = [tf_ms]
             out_dir = os.path.join(args.work, f"{name}_b{batch}.out")
             run = subprocess.run([args.conflux, "run", path, "--feed", f"{feed}={x_path}",
                                   "--fetch", fetch, "--out", out_dir],
@@ -132,21 +137,35 @@ def main():
                 continue
             ours_out = np.load(os.path.join(out_dir, fetch.replace(":", "_") + ".npy"))
             diff = float(np.max(np.abs(ours_out - tf_out)) / (np.max(np.abs(tf_out)) + 1e-30))
-            bench = subprocess.run([args.conflux, "bench", path, "--feed", f"{feed}={x_path}",
-                                    "--fetch", fetch, "--runs", str(args.runs), "--warmup",
-                                    str(args.warmup), "--threads", str(args.threads), "--json"],
-                                   capture_output=True, text=True)
-            if bench.returncode != 0:
+            # Each round times TensorFlow, then Conflux: a machine whose speed drifts then moves
+            # both sides of a round's ratio alike, and the rounds show how far it drifted.
+            ours_times, report = [], None
+            for r in range(args.rounds):
+                if r > 0:
+                    tf_times.append(time_tf(path, feed, fetch, x, args.runs, args.warmup,
+                                            args.threads)[0])
+                bench = subprocess.run([args.conflux, "bench", path, "--feed", f"{feed}={x_path}",
+                                        "--fetch", fetch, "--runs", str(args.runs), "--warmup",
+                                        str(args.warmup), "--threads", str(args.threads),
+                                        "--json"], capture_output=True, text=True)
+                if bench.returncode != 0:
+                    break
+                report = json.loads(bench.stdout)
+                ours_times.append(report["latency_ms"]["median"])
+            if len(ours_times) < args.rounds:
                 rows.append((name, batch, tf_ms, None, "conflux bench: " + bench.stderr[:300]))
                 continue
-            report = json.loads(bench.stdout)
+            ratios = sorted(o / t for o, t in zip(ours_times, tf_times))
             top = ", ".join(f"{t['op']} {t['ms']:.1f}" for t in report["top_ops"][:4])
-            rows.append((name, batch, tf_ms, report["latency_ms"]["median"],
-                         f"max |diff| / max |tf| = {diff:.1e}; top ops (ms): {top}"))
+            spread = (f"; ratio per round {ratios[0]:.2f}-{ratios[-1]:.2f}"
+                      if args.rounds > 1 else "")
+            rows.append((name, batch, statistics.median(tf_times), statistics.median(ours_times),
+                         f"max |diff| / max |tf| = {diff:.1e}{spread}; top ops (ms): {top}",
+                         statistics.median(ratios)))
             print(rows[-1], flush=True)
     print(f"\n{'model':12} {'batch':>5} {'tensorflow ms':>14} {'conflux ms':>11} {'ratio':>6}")
-    for name, batch, tf_ms, ours, note in rows:
-        ratio = f"{ours / tf_ms:6.2f}" if ours else "     -"
+    for name, batch, tf_ms, ours, note, *median_ratio in rows:
+        ratio = f"{median_ratio[0] if median_ratio else ours / tf_ms:6.2f}" if ours else "     -"
         ours_s = f"{ours:11.2f}" if ours else f"{'-':>11}"
         print(f"{name:12} {batch:5} {tf_ms:14.2f} {ours_s} {ratio}  {note}")
 
