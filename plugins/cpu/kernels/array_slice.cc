@@ -47,12 +47,9 @@ SlicePlan PlanSlice(const Dims& dims, const Dims& begin, const Dims& stride, con
 // Output 0 of the kernel as `plan` says, from input 0.
 sdk::Status RunSlice(sdk::KernelContext& ctx, const SlicePlan& plan) {
   sdk::Tensor in = ctx.input(0);
-  if (plan.whole) {
-    bool same = static_cast<size_t>(in.rank()) == plan.out_shape.size();
-    for (size_t d = 0; same && d < plan.out_shape.size(); ++d)
-      same = in.dim(static_cast<int>(d)) == plan.out_shape[d];
-    return same ? ctx.SetOutput(0, in) : ReshapedOutput(ctx, 0, plan.out_shape);
-  }
+  if (plan.whole)
+    return HasShape(in, plan.out_shape) ? ctx.SetOutput(0, in)
+                                        : ReshapedOutput(ctx, 0, plan.out_shape);
   CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(in));
   CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, plan.out_shape));
   if (plan.walks.empty()) return sdk::Status();  // an empty box
