@@ -1,5 +1,6 @@
-// Writes the seed corpora of the checkpoint, events and graph_run fuzz targets from the project's
-// own writers and fixtures, so that every seed is a file Conflux really produces or reads:
+// Writes the seed corpora of the checkpoint, events, graph_run and plugin_file fuzz targets from
+// the project's own writers and fixtures, so that every seed is a file Conflux really produces or
+// reads:
 //
 //   build-fuzz/bin/seed_corpus SOURCE_DIR OUT_DIR     e.g. seed_corpus . tests/fuzz/corpus
 //
@@ -10,10 +11,15 @@
 //              one TensorBoard wrote (tests/fixtures/events), after the mode byte 1;
 // graph_run/   the GraphDef fixtures (tests/fixtures/graphs, tests/fixtures/control_flow) with
 //              each fed Placeholder replaced by a Const of its fixture input, and a small
-//              network of ops-nn ops with a variable and SaveV2; binary GraphDefs.
+//              network of ops-nn ops with a variable and SaveV2; binary GraphDefs;
+// plugin_file/ the smallest ELF shared object the loader's checks accept (two segments, a
+//              dynamic section, two section headers) and the first 4 KiB of the CPU plugin.
 // Exits non-zero, naming what failed, on any error.
+#include <elf.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -29,6 +35,7 @@
 #include "conflux/summary_writer.h"
 #include "fuzz_runtime.h"
 #include "graph_builder.h"
+#include "plugin/elf_check.h"
 #include "proto/summary.pb.h"
 
 namespace cfx {
@@ -282,6 +289,57 @@ void GraphSeeds(const fs::path& source_dir, const fs::path& out_dir) {
   WriteGraph(out / "network.pb", NetworkGraph());
 }
 
+// --- plugin_file ---
+
+template <typename T>
+void Append(std::string* out, const T& value) {
+  out->append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// The smallest file the loader's checks accept, for the machine of `plugin` (an ELF file of this
+// process's class): one PT_LOAD over the whole image, a PT_DYNAMIC of two DT_NULL entries, and
+// a section header table (the null section and .dynamic) after them.
+std::string MinimalSharedObject(const std::string& plugin) {
+  Elf64_Ehdr eh;
+  if (plugin.size() < sizeof(eh)) Fail("plugin_file", errors::DataLoss("the plugin is short"));
+  std::memcpy(&eh, plugin.data(), sizeof(eh));  // identification and machine
+  const uint64_t dynamic = sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr);
+  const uint64_t dynamic_size = 2 * sizeof(Elf64_Dyn);
+  const uint64_t image = dynamic + dynamic_size;
+  eh.e_type = ET_DYN;
+  eh.e_entry = 0;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_shoff = image;
+  eh.e_flags = 0;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = 2;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 2;
+  eh.e_shstrndx = SHN_UNDEF;
+  std::string out;
+  Append(&out, eh);
+  Append(&out, Elf64_Phdr{PT_LOAD, PF_R | PF_W, 0, 0, 0, image, image, 0x1000});
+  Append(&out, Elf64_Phdr{PT_DYNAMIC, PF_R | PF_W, dynamic, dynamic, dynamic, dynamic_size,
+                          dynamic_size, 8});
+  for (int i = 0; i < 2; ++i) Append(&out, Elf64_Dyn{DT_NULL, {0}});
+  Append(&out, Elf64_Shdr{});
+  Append(&out, Elf64_Shdr{0, SHT_DYNAMIC, SHF_ALLOC | SHF_WRITE, dynamic, dynamic, dynamic_size, 0,
+                          0, 8, sizeof(Elf64_Dyn)});
+  return out;
+}
+
+void PluginFileSeeds(const fs::path& out_dir) {
+  const fs::path out = out_dir / "plugin_file";
+  fs::create_directories(out);
+  const std::string cpu = ReadBytes(fs::path(CONFLUX_BUILD_PLUGIN_DIR) / "libconflux_cpu.so");
+  const std::string minimal = MinimalSharedObject(cpu);
+  if (Status s = internal::CheckSharedObjectBytes(minimal, "the minimal shared object"); !s.ok())
+    Fail("plugin_file", s);
+  WriteBytes(out / "minimal.so", minimal);
+  WriteBytes(out / "cpu_plugin_head.so", cpu.substr(0, 4096));
+}
+
 }  // namespace
 }  // namespace cfx
 
@@ -294,5 +352,6 @@ int main(int argc, char** argv) {
   cfx::CheckpointSeeds(out_dir);
   cfx::EventSeeds(source_dir, out_dir);
   cfx::GraphSeeds(source_dir, out_dir);
+  cfx::PluginFileSeeds(out_dir);
   return 0;
 }

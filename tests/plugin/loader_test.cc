@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "conflux/plugin_api.h"
 #include "conflux/runtime.h"
@@ -122,15 +124,60 @@ TEST(PluginLoader, NotASharedObject) {
   ExpectLoadError(path, Code::kInvalidArgument, {path, "not a shared object"});
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string WriteTemp(const std::string& name, const std::string& bytes) {
+  std::string path = (fs::temp_directory_path() / name).string();
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
+  return path;
+}
+
+// A copy cut short anywhere is refused before the dynamic loader maps it: mapped past the end
+// of the file, a segment raises SIGBUS when read, which would end this test's process.
 TEST(PluginLoader, TruncatedSharedObject) {
-  std::string path = (fs::temp_directory_path() / "conflux_truncated_plugin.so").string();
-  {
-    std::ifstream in(Fixture("good"), std::ios::binary);
-    std::string head(256, '\0');
-    in.read(head.data(), head.size());
-    std::ofstream(path, std::ios::binary).write(head.data(), head.size());
+  std::string whole = ReadFile(Fixture("good"));
+  ASSERT_GT(whole.size(), 4096u);
+  for (size_t size : {size_t{20}, size_t{63}, size_t{256}, whole.size() / 100, whole.size() / 10,
+                      whole.size() / 2, whole.size() - 1}) {
+    SCOPED_TRACE("truncated to " + std::to_string(size) + " bytes");
+    std::string path = WriteTemp("conflux_truncated_plugin.so", whole.substr(0, size));
+    ExpectLoadError(path, Code::kInvalidArgument, {path, "truncated", std::to_string(size)});
   }
-  ExpectLoadError(path, Code::kInvalidArgument, {path, "cannot be loaded"});
+}
+
+// Patches the ELF header of the good fixture (64-bit, little-endian: this suite's hosts).
+std::string PatchedFixture(size_t offset, const std::string& bytes) {
+  std::string elf = ReadFile(Fixture("good"));
+  elf.replace(offset, bytes.size(), bytes);
+  return WriteTemp("conflux_patched_plugin.so", elf);
+}
+
+TEST(PluginLoader, ElfOfAnotherKindClassOrMachine) {
+  // e_ident[EI_CLASS] (4), e_type (16), e_machine (18), little-endian.
+  ExpectLoadError(PatchedFixture(4, std::string(1, '\x01')), Code::kInvalidArgument,
+                  {"32-bit class", "this process is 64-bit"});
+  ExpectLoadError(PatchedFixture(5, std::string(1, '\x02')), Code::kInvalidArgument,
+                  {"big-endian", "little-endian"});
+  ExpectLoadError(PatchedFixture(16, std::string("\x01\x00", 2)), Code::kInvalidArgument,
+                  {"relocatable object", "-shared"});
+  ExpectLoadError(PatchedFixture(16, std::string("\x02\x00", 2)), Code::kInvalidArgument,
+                  {"executable (ELF type ET_EXEC)"});
+#if defined(__aarch64__)
+  const std::string other("\x3e\x00", 2);  // EM_X86_64
+#else
+  const std::string other("\xb7\x00", 2);  // EM_AARCH64
+#endif
+  ExpectLoadError(PatchedFixture(18, other), Code::kInvalidArgument,
+                  {"built for", "this process runs on", "rebuild the plugin"});
+}
+
+TEST(PluginLoader, ADirectoryIsNotASharedObject) {
+  std::string dir = (fs::temp_directory_path() / "conflux_plugin_dir.so").string();
+  fs::create_directories(dir);
+  ExpectLoadError(dir, Code::kInvalidArgument, {dir, "not a regular file"});
 }
 
 TEST(PluginLoader, EntrySymbolMissing) {

@@ -6,16 +6,16 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "plugin/abi_types.h"
-#include "util/log.h"
+#include "plugin/elf_check.h"
 #include "plugin/plugin_struct.h"
 #include "plugin/plugin_transport.h"
+#include "util/log.h"
 
 namespace cfx {
 
@@ -118,26 +118,14 @@ Status PluginManager::Load(const PluginSpec& spec) {
   return s;
 }
 
-namespace {
-
-bool LooksLikeElf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {0};
-  in.read(magic, 4);
-  return in.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
-         magic[3] == 'F';
-}
-
-}  // namespace
-
 Status PluginManager::LoadFile(const std::string& label, const std::string& path,
                                const PluginOptions& spec_options) {
   const std::string who = "plugin '" + label + "' (" + path + ")";
   std::error_code fec;
   if (!fs::exists(path, fec))
     return errors::NotFound("plugin '", label, "': file ", path, " does not exist");
-  if (!fs::is_regular_file(path, fec) || !LooksLikeElf(path))
-    return errors::InvalidArgument(who, ": not a shared object (no ELF header)");
+  // Before the dynamic loader maps it: a truncated file would raise SIGBUS there.
+  if (Status elf = internal::CheckSharedObjectFile(path, who); !elf.ok()) return elf;
 
   auto p = std::make_unique<Loaded>();
   boost::system::error_code ec;

@@ -37,8 +37,9 @@ class PluginManager {
   ~PluginManager();  // shuts plugins down, then unloads them
 
   // Loads one plugin. On failure nothing it registered remains, the failure is recorded, and the
-  // error names the plugin and the cause (file missing, not a shared object, entry symbol
-  // missing, ABI major mismatch, init error, duplicate registration).
+  // error names the plugin and the cause (file missing; not a shared object, or one for another
+  // machine, or truncated: elf_check.h; entry symbol missing, ABI major mismatch, init error,
+  // duplicate registration).
   Status Load(const PluginSpec& spec);
 
   // Where `name` resolves: libconflux_<name>.so in $CONFLUX_PLUGIN_PATH, the config's paths, then
