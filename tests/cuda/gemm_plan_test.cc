@@ -131,6 +131,11 @@ TEST(GemmPlan, EmptyOperandsPlanNothingToMultiply) {
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->depth, 0);  // the kernel writes zeros
   EXPECT_EQ(q->output_shape, (sdk::Shape{3, 5}));
+  // 2^30 batches by broadcasting, of empty matrices: no table of offsets.
+  auto r = PlanBatchMatMul({1 << 15, 1, 0, 4}, {1, 1 << 15, 4, 5}, false, false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->output_shape, (sdk::Shape{1 << 15, 1 << 15, 0, 5}));
+  EXPECT_TRUE(r->offsets_a.empty());
 }
 
 TEST(GemmPlan, MismatchesNameTheShapes) {

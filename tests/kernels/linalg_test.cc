@@ -309,6 +309,16 @@ TYPED_TEST(BatchMatMulTest, EmptyOperands) {
   const Tensor zeros = test::RunNodeOk(
       node, {Tensor(dtype, TensorShape({2, 3, 0})), Tensor(dtype, TensorShape({2, 0, 4}))});
   test::ExpectTensorEqual(test::MakeTensor<T>({2, 3, 4}, std::vector<T>(24, T(0))), zeros);
+  // 2^31 (and 2^40, by broadcasting) batches of empty matrices: nothing to multiply, nothing to
+  // index (a table of the batches would take 32 GiB and more).
+  EXPECT_EQ(test::RunNodeOk(node, {Tensor(dtype, TensorShape({int64_t{1} << 31, 0, 4})),
+                                   RandomTensor<T>({4, 5}, 1)})
+                .shape(),
+            TensorShape({int64_t{1} << 31, 0, 5}));
+  EXPECT_EQ(test::RunNodeOk(node, {Tensor(dtype, TensorShape({int64_t{1} << 20, 1, 0, 2})),
+                                   Tensor(dtype, TensorShape({1, int64_t{1} << 20, 2, 0}))})
+                .shape(),
+            TensorShape({int64_t{1} << 20, int64_t{1} << 20, 0, 0}));
 }
 
 TYPED_TEST(BatchMatMulTest, ShapeErrorsNameBothShapes) {

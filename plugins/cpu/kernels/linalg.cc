@@ -156,10 +156,13 @@ class MatrixDeterminantKernel {
 // ---- BatchMatMulV2
 
 // One call's geometry: output batch b multiplies x's matrix x_index[b] by y's matrix y_index[b].
+// x_dims and y_dims are the inputs' batch dimensions, right-aligned to the output's (1 where an
+// input has fewer).
 struct BatchMatMulPlan {
   int64_t m = 0, k = 0, n = 0;
   sdk::Shape out_shape;
-  std::vector<int64_t> x_index, y_index;
+  std::vector<int64_t> x_dims, y_dims;
+  std::vector<int64_t> x_index, y_index;  // filled by IndexBatches
 };
 
 // Checks the shapes (rank >= 2, matching inner dimensions, broadcastable batch dimensions) and
@@ -184,7 +187,9 @@ sdk::Result<BatchMatMulPlan> PlanBatchMatMul(const sdk::Shape& x, const sdk::Sha
                                 " and ", k_y, ": ", shapes());
   // Batch dimensions, right-aligned; a dimension of 1 broadcasts.
   const size_t rank = std::max(xr, yr) - 2;
-  std::vector<int64_t> xd(rank, 1), yd(rank, 1);
+  std::vector<int64_t>&xd = plan.x_dims, &yd = plan.y_dims;
+  xd.assign(rank, 1);
+  yd.assign(rank, 1);
   std::copy(x.begin(), x.end() - 2, xd.end() - static_cast<int64_t>(xr - 2));
   std::copy(y.begin(), y.end() - 2, yd.end() - static_cast<int64_t>(yr - 2));
   for (size_t d = 0; d < rank; ++d) {
@@ -192,34 +197,41 @@ sdk::Result<BatchMatMulPlan> PlanBatchMatMul(const sdk::Shape& x, const sdk::Sha
       return sdk::InvalidArgument("batch dimensions do not broadcast: ", shapes());
     plan.out_shape.push_back(xd[d] == 1 ? yd[d] : xd[d]);
   }
-  const int64_t batches = sdk::NumElements(plan.out_shape);
-  plan.x_index.assign(static_cast<size_t>(batches), 0);
-  plan.y_index.assign(static_cast<size_t>(batches), 0);
+  plan.out_shape.push_back(plan.m);
+  plan.out_shape.push_back(plan.n);
+  return plan;
+}
+
+// Fills plan->x_index and y_index: one entry per output batch, so only once the output exists
+// and has elements (an empty output may have 2^31 batches of empty matrices).
+void IndexBatches(BatchMatMulPlan* plan) {
+  const size_t rank = plan->x_dims.size();
+  int64_t batches = 1;
+  for (size_t d = 0; d < rank; ++d) batches *= plan->out_shape[d];
+  plan->x_index.assign(static_cast<size_t>(batches), 0);
+  plan->y_index.assign(static_cast<size_t>(batches), 0);
   // Walk the output batch index like an odometer, keeping both input indices in step.
   std::vector<int64_t> pos(rank, 0), x_stride(rank), y_stride(rank);
   int64_t xs = 1, ys = 1;
   for (size_t d = rank; d-- > 0;) {
-    x_stride[d] = xd[d] == 1 ? 0 : xs;
-    y_stride[d] = yd[d] == 1 ? 0 : ys;
-    xs *= xd[d];
-    ys *= yd[d];
+    x_stride[d] = plan->x_dims[d] == 1 ? 0 : xs;
+    y_stride[d] = plan->y_dims[d] == 1 ? 0 : ys;
+    xs *= plan->x_dims[d];
+    ys *= plan->y_dims[d];
   }
   int64_t xi = 0, yi = 0;
   for (int64_t b = 0; b < batches; ++b) {
-    plan.x_index[b] = xi;
-    plan.y_index[b] = yi;
+    plan->x_index[b] = xi;
+    plan->y_index[b] = yi;
     for (size_t d = rank; d-- > 0;) {
       xi += x_stride[d];
       yi += y_stride[d];
-      if (++pos[d] < plan.out_shape[d]) break;
+      if (++pos[d] < plan->out_shape[d]) break;
       xi -= x_stride[d] * pos[d];
       yi -= y_stride[d] * pos[d];
       pos[d] = 0;
     }
   }
-  plan.out_shape.push_back(plan.m);
-  plan.out_shape.push_back(plan.n);
-  return plan;
 }
 
 // out[m, n] = op(x) * op(y) for one pair of matrices; `scratch` holds k * n elements when adj_y.
@@ -303,6 +315,7 @@ class BatchMatMulV2Kernel {
       std::memset(out.raw_data(), 0, out.byte_size());
       return sdk::Status();
     }
+    IndexBatches(&plan);
     return MultiplyBatches(ctx, x.data<T>(), y.data<T>(), out.data<T>(), plan, adj_x_, adj_y_);
   }
 

@@ -66,6 +66,9 @@ sdk::Result<GemmPlan> PlanBatchMatMul(const sdk::Shape& x, const sdk::Shape& y, 
   p.batch = batches.num_elements;
   const int64_t size_a = int64_t{p.cols} * p.depth, size_b = int64_t{p.depth} * p.rows;
   p.stride_c = int64_t{p.cols} * p.rows;
+  // An empty output, or one of empty sums, multiplies nothing: no offsets (an empty output may
+  // have 2^31-1 batches).
+  if (p.batch == 0 || p.cols == 0 || p.rows == 0 || p.depth == 0) return p;
   if (batches.dims.size() <= 1) {
     // At most one merged batch dim: each operand walks it or broadcasts along it.
     p.stride_a = batches.dims.empty() ? 0 : batches.strides[0][0] * size_a;
