@@ -318,5 +318,23 @@ TEST(Pooling, ShapesAndErrors) {
               Code::kInvalidArgument, "must be smaller than the window (2 x 2)");
 }
 
+// Rows of 2^40 pixels without channels: no element to read or write, so the pools return at
+// once instead of walking every window.
+TEST(Pooling, NoChannelsAndHugeImagesFinishAtOnce) {
+  const int64_t huge = int64_t{1} << 40;
+  Pool p{1, huge, 2, 0, 2, 2, "SAME"};
+  const Tensor x(DT_FLOAT, TensorShape({1, huge, 2, 0}));
+  const TensorShape pooled({1, huge / 2, 1, 0});
+  for (const char* op : {"MaxPool", "AvgPool"})
+    EXPECT_EQ(RunNodeOk(PoolNode(op, p, 1), {x}).shape(), pooled) << op;
+  const Tensor dy(DT_FLOAT, pooled);
+  EXPECT_EQ(RunNodeOk(PoolNode("MaxPoolGrad", p, 3), {x, Tensor(DT_FLOAT, pooled), dy}).shape(),
+            x.shape());
+  const Tensor sizes = MakeTensor<int32_t>(TensorShape({4}), {1, 1 << 30, 2, 0});
+  const TensorShape half({1, 1 << 29, 1, 0});
+  EXPECT_EQ(RunNodeOk(PoolNode("AvgPoolGrad", p, 2), {sizes, Tensor(DT_FLOAT, half)}).shape(),
+            TensorShape({1, 1 << 30, 2, 0}));
+}
+
 }  // namespace
 }  // namespace cfx
