@@ -54,11 +54,12 @@ Window WindowAt(const PoolGeometry& g, int64_t oh, int64_t ow) {
   return win;
 }
 
-// Runs fn(image) for every image of the batch on the intra-op pool; nothing without channels,
-// where every pool writes nothing (rows of 2^40 empty pixels would still take hours to walk).
+// Runs fn(image) for every image of the batch on the intra-op pool, unless `out`, the tensor the
+// pool writes, is empty: 2^31 images or rows of 2^40 pixels without elements would still take
+// hours to walk.
 template <typename Fn>
-void ForEachImage(sdk::KernelContext& ctx, const PoolGeometry& g, Fn&& fn) {
-  if (g.c == 0) return;
+void ForEachImage(sdk::KernelContext& ctx, const PoolGeometry& g, const sdk::Tensor& out, Fn&& fn) {
+  if (out.num_elements() == 0) return;
   // A hint: saturates rather than overflows for windows far larger than the input.
   const int64_t cost = sdk::NumElements({g.h.out, g.w.out, g.c, g.h.kernel, g.w.kernel});
   ctx.ParallelFor(g.n, cost, [&](int64_t begin, int64_t end) {
@@ -87,7 +88,7 @@ sdk::Status PoolForward(sdk::KernelContext& ctx, const PoolAttrs& attrs, T init,
   const T* x = input.data<T>();
   T* y = out.data<T>();
   const int64_t c = g.c;
-  ForEachImage(ctx, g, [&](int64_t i) {
+  ForEachImage(ctx, g, out, [&](int64_t i) {
     const T* img = x + i * g.h.in * g.w.in * c;
     T* o = y + i * g.h.out * g.w.out * c;
     for (int64_t oh = 0; oh < g.h.out; ++oh)
@@ -135,7 +136,7 @@ class MaxPoolGradKernel : public PoolKernelBase<T> {
     const T* dy = grad.data<T>();
     T* dx = out.data<T>();
     const int64_t c = g.c;
-    ForEachImage(ctx, g, [&](int64_t i) {
+    ForEachImage(ctx, g, out, [&](int64_t i) {
       const T* img = x + i * g.h.in * g.w.in * c;
       const T* gi = dy + i * g.h.out * g.w.out * c;
       T* di = dx + i * g.h.in * g.w.in * c;
@@ -208,7 +209,7 @@ class AvgPoolGradKernel : public PoolKernelBase<T> {
     const T* dy = grad.data<T>();
     T* dx = out.data<T>();
     const int64_t c = g.c;
-    ForEachImage(ctx, g, [&](int64_t i) {
+    ForEachImage(ctx, g, out, [&](int64_t i) {
       const T* gi = dy + i * g.h.out * g.w.out * c;
       T* di = dx + i * g.h.in * g.w.in * c;
       std::fill_n(di, g.h.in * g.w.in * c, T(0));

@@ -318,9 +318,9 @@ TEST(Pooling, ShapesAndErrors) {
               Code::kInvalidArgument, "must be smaller than the window (2 x 2)");
 }
 
-// Rows of 2^40 pixels without channels: no element to read or write, so the pools return at
-// once instead of walking every window.
-TEST(Pooling, NoChannelsAndHugeImagesFinishAtOnce) {
+// Rows of 2^40 pixels without channels, or 2^31 images without columns: no element to read or
+// write, so the pools return at once instead of walking every window.
+TEST(Pooling, EmptyTensorsWithHugeDimensionsFinishAtOnce) {
   const int64_t huge = int64_t{1} << 40;
   Pool p{1, huge, 2, 0, 2, 2, "SAME"};
   const Tensor x(DT_FLOAT, TensorShape({1, huge, 2, 0}));
@@ -334,6 +334,11 @@ TEST(Pooling, NoChannelsAndHugeImagesFinishAtOnce) {
   const TensorShape half({1, 1 << 29, 1, 0});
   EXPECT_EQ(RunNodeOk(PoolNode("AvgPoolGrad", p, 2), {sizes, Tensor(DT_FLOAT, half)}).shape(),
             TensorShape({1, 1 << 30, 2, 0}));
+  const Tensor images(DT_FLOAT, TensorShape({int64_t{1} << 31, 6, 0, 2}));
+  for (const char* op : {"MaxPool", "AvgPool"})
+    EXPECT_EQ(RunNodeOk(PoolNode(op, p, 1), {images}).shape(),
+              TensorShape({int64_t{1} << 31, 3, 0, 2}))
+        << op;
 }
 
 }  // namespace
