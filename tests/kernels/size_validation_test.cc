@@ -233,6 +233,24 @@ TEST(SizeValidation, ReshapeConcatAndShapeInputsWithOverflowingSizes) {
                     Code::kInvalidArgument, "shape has dimension -5 at position 1");
 }
 
+// Empty tensors cut or joined along a dimension of 2^61: a row of 2^61 doubles has more bytes
+// than int64 holds, so the kernels copy nothing before computing one (UBSan reported the
+// overflow in Split's row sizes).
+TEST(SizeValidation, EmptyTensorsWithHugeRowsAreSplitAndJoinedWithoutSizes) {
+  const int64_t k2To61 = int64_t{1} << 61;
+  const Tensor whole(DT_DOUBLE, TensorShape({0, k2To62})),
+      half(DT_DOUBLE, TensorShape({0, k2To61}));
+  NodeDef split = MakeNode("Split", 2, {{"T", Type(DT_DOUBLE)}, {"num_split", AttrValue::Int(2)}});
+  auto pieces = RunKernelOnly(split, {MakeScalar<int32_t>(1), whole});
+  ASSERT_TRUE(pieces.ok()) << pieces.status();
+  ASSERT_EQ(pieces->size(), 2u);
+  EXPECT_EQ((*pieces)[1].shape(), half.shape());
+  NodeDef concat = MakeNode("ConcatV2", 3, {{"T", Type(DT_DOUBLE)}, {"N", AttrValue::Int(2)}});
+  auto joined = RunKernelOnly(concat, {half, half, MakeScalar<int32_t>(1)});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_EQ((*joined)[0].shape(), whole.shape());
+}
+
 // A stride of 2^62 takes one element; its step through the input (2^62 times the row) is never
 // computed (it overflowed: undefined behaviour that UBSan reports).
 TEST(SizeValidation, StridedSliceWithAHugeStride) {

@@ -66,6 +66,8 @@ struct Parts {
 sdk::Status JoinInputs(sdk::KernelContext& ctx, int n, const Dims& out_shape, size_t axis) {
   CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(ctx.input(0)));
   CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
+  // Nothing to copy; the rows of an empty tensor may hold 2^61 elements of no bytes.
+  if (out.num_elements() == 0) return sdk::Status();
   Parts parts;
   for (int k = 0; k < n; ++k) parts.Add(ctx.input(k), axis, elem_size);
   CopyRows(ctx, static_cast<char*>(out.raw_data()), parts.data, parts.row_bytes,
@@ -78,11 +80,14 @@ sdk::Status JoinInputs(sdk::KernelContext& ctx, int n, const Dims& out_shape, si
 sdk::Status CutInto(sdk::KernelContext& ctx, const sdk::Tensor& in, const std::vector<Dims>& pieces,
                     size_t axis) {
   CFX_SDK_ASSIGN_OR_RETURN(size_t elem_size, ElementSize(in));
-  Parts parts;
+  std::vector<sdk::Tensor> outs;
   for (int k = 0; k < ctx.num_outputs(); ++k) {
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(k, pieces[k]));
-    parts.Add(out, axis, elem_size);
+    outs.push_back(std::move(out));
   }
+  if (in.num_elements() == 0) return sdk::Status();  // as in JoinInputs
+  Parts parts;
+  for (const sdk::Tensor& out : outs) parts.Add(out, axis, elem_size);
   Dims in_shape = in.shape();
   CopyRows(ctx, static_cast<char*>(in.raw_data()), parts.data, parts.row_bytes,
            Product(in_shape, 0, axis), /*join=*/false);
