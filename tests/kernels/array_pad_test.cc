@@ -1,6 +1,8 @@
 // Pad, PadV2, MirrorPad and MirrorPadGrad: refusals of bad paddings by both the shape functions
 // and the kernels, naming the node, and Pad's placement of the input checked element by element.
 // TensorFlow's own results on these ops are checked in tf_op_values_test.cc.
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -87,6 +89,20 @@ TEST(PadOps, PadPlacesTheInputAtTheBeforePadding) {
         const float want = inside ? static_cast<float>((i * 3 + j) * 4 + k) : -7.0f;
         EXPECT_EQ(out.data<float>()[(a * 6 + b) * 7 + c], want) << a << "," << b << "," << c;
       }
+}
+
+// Integer gradients that add past the type's range wrap around, as TensorFlow's do (signed
+// overflow is undefined behaviour, which UBSan reported here).
+TEST(PadOps, MirrorPadGradOfIntegersWraps) {
+  NodeDef node =
+      MakeNode("MirrorPadGrad", 2,
+               {{"T", AttrValue::Type(DT_INT32)}, {"mode", AttrValue::String("SYMMETRIC")}});
+  // SYMMETRIC padding of [a, b] by one on each side is [a, a, b, b]: each of a and b gets two.
+  const int32_t max = std::numeric_limits<int32_t>::max();
+  const Tensor out = test::RunNodeOk(
+      node, {MakeVector<int32_t>({9, max, 1, 2}), MakeTensor<int32_t>({1, 2}, {1, 1})});
+  EXPECT_EQ(test::Values<int32_t>(out),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::min() + 8, 3}));
 }
 
 }  // namespace

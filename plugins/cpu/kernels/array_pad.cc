@@ -7,6 +7,7 @@
 // into one row of the output).
 #include <cstring>
 
+#include "conflux/sdk/wrapping_arithmetic.h"
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -189,7 +190,10 @@ class MirrorPadGradKernel : public MirrorKernel {
     for (int64_t r = 0; r < rows; ++r) {
       const T* from = src + r * width;
       T* to = dst + MirroredRow(r, dims, out_shape, out_strides, paddings, mode_);
-      for (int64_t k = 0; k < width; ++k) to[Mirror(k - before, row, mode_)] += from[k];
+      for (int64_t k = 0; k < width; ++k) {
+        T& sum = to[Mirror(k - before, row, mode_)];
+        sum = sdk::WrappingAdd(sum, from[k]);  // integer gradients wrap, as in TensorFlow
+      }
     }
     return sdk::Status();
   }
