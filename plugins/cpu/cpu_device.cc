@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 #include "block_cache.h"
@@ -61,12 +62,18 @@ void StreamThen(cfx_device*, cfx_stream*, cfx_stream_callback_fn cb, void* arg) 
 void ParallelFor(cfx_device* dev, int64_t total, int64_t cost, cfx_range_fn fn, void* arg) {
   if (total <= 0) return;
   int threads = dev->threads;
-  int64_t work = total * std::max<int64_t>(cost, 1);
+  // total * cost, saturated (both may be as large as a count of elements).
+  const int64_t each = std::max<int64_t>(cost, 1);
+  const int64_t work = total > std::numeric_limits<int64_t>::max() / each
+                           ? std::numeric_limits<int64_t>::max()
+                           : total * each;
   if (threads <= 1 || total == 1 || work < kMinParallelCost || omp_in_parallel()) {
     fn(arg, 0, total);
     return;
   }
-  int64_t chunks = std::min<int64_t>(total, threads);
+  const int64_t chunks = std::min<int64_t>(total, threads);
+  // Chunk c is [c * step + min(c, extra), ...): total * c would overflow for total near 2^63.
+  const int64_t step = total / chunks, extra = total % chunks;
 #if defined(__x86_64__)
   // The OpenMP threads compute in the caller's floating-point mode: the executor's flushing of
   // denormals (FTZ, DAZ) included.
@@ -74,7 +81,8 @@ void ParallelFor(cfx_device* dev, int64_t total, int64_t cost, cfx_range_fn fn, 
 #endif
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    int64_t begin = total * c / chunks, end = total * (c + 1) / chunks;
+    const int64_t begin = c * step + std::min(c, extra);
+    const int64_t end = begin + step + (c < extra ? 1 : 0);
     if (begin >= end) continue;
 #if defined(__x86_64__)
     const unsigned own = _mm_getcsr();

@@ -4,10 +4,13 @@
 // bytes and the allocator's use and limit. Never a crash, a wrapped-around size or an abort.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conflux/kernel_runner.h"
@@ -249,6 +252,34 @@ TEST(SizeValidation, EmptyTensorsWithHugeRowsAreSplitAndJoinedWithoutSizes) {
   auto joined = RunKernelOnly(concat, {half, half, MakeScalar<int32_t>(1)});
   ASSERT_TRUE(joined.ok()) << joined.status();
   EXPECT_EQ((*joined)[0].shape(), whole.shape());
+}
+
+// The CPU device's ParallelFor over counts near 2^63: the chunks partition [0, total) exactly
+// (each chunk's bounds were total * c / chunks, which overflowed: UBSan).
+TEST(SizeValidation, CpuParallelForSplitsCountsNear2To63) {
+  auto device = test::TestRuntime().FindDevice("CPU:0");
+  ASSERT_TRUE(device.ok()) << device.status();
+  for (const int64_t total : {k2To62, std::numeric_limits<int64_t>::max(), int64_t{7}}) {
+    std::mutex mu;
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    (*device)->ParallelFor(total, 1 << 20, [&](int64_t begin, int64_t end) {
+      std::lock_guard<std::mutex> lock(mu);
+      chunks.emplace_back(begin, end);
+    });
+    std::sort(chunks.begin(), chunks.end());
+    ASSERT_FALSE(chunks.empty());
+    EXPECT_EQ(chunks.front().first, 0);
+    EXPECT_EQ(chunks.back().second, total);
+    for (size_t i = 1; i < chunks.size(); ++i) EXPECT_EQ(chunks[i].first, chunks[i - 1].second);
+  }
+  // UnsortedSegmentSum into an empty output whose rows have 2^62 columns: no work to share.
+  NodeDef segment = MakeNode(
+      "UnsortedSegmentSum", 3,
+      {{"T", Type(DT_INT32)}, {"Tindices", Type(DT_INT32)}, {"Tnumsegments", Type(DT_INT32)}});
+  auto sums = RunKernelOnly(segment, {Tensor(DT_INT32, TensorShape({0, k2To62})),
+                                      Tensor(DT_INT32, TensorShape({0})), MakeScalar<int32_t>(0)});
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  EXPECT_EQ((*sums)[0].shape(), TensorShape({0, k2To62}));
 }
 
 // A stride of 2^62 takes one element; its step through the input (2^62 times the row) is never

@@ -40,6 +40,8 @@ class UnsortedSegmentSumKernel {
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
     T* dst = out.data<T>();
     std::memset(dst, 0, out.byte_size());
+    // Nothing to add (rows of 2^62 columns of an empty output are no work).
+    if (out.num_elements() == 0 || ids.empty()) return sdk::Status();
     // Each row of data (one segment id) adds into one row of the output; threads take disjoint
     // ranges of columns, so no two write the same element.
     int64_t row_size = 1;
