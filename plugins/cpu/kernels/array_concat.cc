@@ -137,7 +137,7 @@ class SplitKernel {
     sdk::Tensor in = ctx.input(1);
     const Kept* kept = kept_.get();
     if (kept != nullptr && HasShape(in, kept->input_shape) &&
-        HoldsIndices(ctx.input(0), 0, {kept->split_dim}))
+        HoldsIndices(ctx.input(0), 0, std::span(&kept->split_dim, 1)))
       return Cut(ctx, in, *kept);
     auto fresh = std::make_unique<Kept>();
     CFX_SDK_RETURN_IF_ERROR(ReadScalarInput(ctx, 0, "split_dim", &fresh->split_dim));

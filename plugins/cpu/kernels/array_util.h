@@ -12,6 +12,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,7 +136,7 @@ inline bool HasShape(const sdk::Tensor& t, const std::vector<int64_t>& dims) {
 }
 
 // True when `t` is an int32 or int64 tensor of rank `rank` (0 or 1) whose elements are `values`.
-inline bool HoldsIndices(const sdk::Tensor& t, int rank, const std::vector<int64_t>& values) {
+inline bool HoldsIndices(const sdk::Tensor& t, int rank, std::span<const int64_t> values) {
   if (t.rank() != rank || t.num_elements() != static_cast<int64_t>(values.size())) return false;
   auto same = [&](const auto* v) { return std::equal(values.begin(), values.end(), v); };
   if (t.dtype() == CFX_INT32) return same(t.data<int32_t>());
