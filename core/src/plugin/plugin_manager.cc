@@ -121,10 +121,8 @@ Status PluginManager::Load(const PluginSpec& spec) {
 Status PluginManager::LoadFile(const std::string& label, const std::string& path,
                                const PluginOptions& spec_options) {
   const std::string who = "plugin '" + label + "' (" + path + ")";
-  std::error_code fec;
-  if (!fs::exists(path, fec))
-    return errors::NotFound("plugin '", label, "': file ", path, " does not exist");
-  // Before the dynamic loader maps it: a truncated file would raise SIGBUS there.
+  // Before the dynamic loader maps it: a truncated file would raise SIGBUS there. A missing
+  // file is NotFound.
   if (Status elf = internal::CheckSharedObjectFile(path, who); !elf.ok()) return elf;
 
   auto p = std::make_unique<Loaded>();
