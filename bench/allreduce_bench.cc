@@ -2,7 +2,7 @@
 // (docs/distributed.md).
 //
 //   mpirun -n 2 build/bin/allreduce_bench [--replication between-graph|in-graph]
-//                                         [--max-bytes N]   (or -n 4)
+//                                         [--max-bytes N] [--rounds R]   (or -n 4)
 // (as root add --allow-run-as-root; with more ranks than cores --oversubscribe)
 //
 // For float tensors of 4 B, 64 KiB, 4 MiB and 64 MiB (sum over every rank):
@@ -14,9 +14,9 @@
 //    protocol of a step;
 // 3. chain: one step of 16 CollectiveReduceV2 per task, each reducing the previous one's result,
 //    time per all-reduce: the per-collective cost without the per-step one.
-// Times are the best of 5 rounds (each round as many calls as move ~256 MiB, 5 to 2000), taken
-// on rank 0 after a barrier. Between graphs the rounds of the three alternate (raw, step, chain,
-// raw, ...), so that a machine whose speed drifts affects them alike.
+// Times are the best of R rounds (default 5; each round as many calls as move ~256 MiB, 5 to
+// 2000), taken on rank 0 after a barrier. Between graphs the rounds of the three alternate (raw,
+// step, chain, raw, ...), so that a machine whose speed drifts affects them alike.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -43,7 +43,6 @@ using cfx::bench::Seconds;
 
 const std::vector<size_t> kBytes = {4, 64 << 10, 4 << 20, 64 << 20};
 constexpr int kChain = 16;
-constexpr int kRounds = 5;
 
 int Calls(size_t bytes) {
   return static_cast<int>(std::clamp<size_t>((size_t{256} << 20) / bytes, 5, 2000));
@@ -145,17 +144,20 @@ int main(int argc, char** argv) {
   if (!cfx::bench::StartMpi(&argc, &argv, &rank, &size)) return 2;
   std::string replication = "between-graph";
   size_t max_bytes = kBytes.back();
+  int rounds = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--replication" && i + 1 < argc) {
       replication = argv[++i];
     } else if (arg == "--max-bytes" && i + 1 < argc) {
       max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
     } else {
       if (rank == 0)
         std::fprintf(stderr,
                      "usage: allreduce_bench [--replication between-graph|in-graph] "
-                     "[--max-bytes N]\n");
+                     "[--max-bytes N] [--rounds R]\n");
       return 2;
     }
   }
@@ -170,7 +172,7 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> raw_rounds(sizes.size());
   if (!between)
     for (size_t k = 0; k < sizes.size(); ++k)
-      for (int round = 0; round < kRounds; ++round) raw_rounds[k].push_back(RawRound(sizes[k]));
+      for (int round = 0; round < rounds; ++round) raw_rounds[k].push_back(RawRound(sizes[k]));
   IdleBarrier();
   std::unique_ptr<cfx::Runtime> runtime =
       cfx::bench::ClusterRuntime(ClusterYaml(size, replication), "allreduce_bench");
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
     GraphAllReduce step(runtime.get(), size, between, sizes[k], 1);
     GraphAllReduce chain(runtime.get(), size, between, sizes[k], kChain);
     double raw_best = 1e30, step_best = 1e30, chain_best = 1e30;
-    for (int round = 0; round < kRounds; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       raw_best = std::min(raw_best, between ? RawRound(sizes[k]) : raw_rounds[k][round]);
       step_best = std::min(step_best, step.Round());
       chain_best = std::min(chain_best, chain.Round());

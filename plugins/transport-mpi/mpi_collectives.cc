@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <memory>
+#include <span>
 
 #include "conflux/sdk/tensor.h"
 #include "mpi_transport.h"
@@ -41,14 +42,14 @@ int BlockType(uint64_t bytes, MPI_Datatype* type) {
 }
 
 // The same tag on every member for the same group (MPI_Comm_create_group's tag).
-int GroupTag(const std::vector<int32_t>& ranks, int tag_ub) {
+int GroupTag(std::span<const int32_t> ranks, int tag_ub) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (int32_t r : ranks) h = (h ^ static_cast<uint32_t>(r)) * 1099511628211ull;
   return static_cast<int>(h % static_cast<uint64_t>(tag_ub));
 }
 
 // Where `rank` is in `ranks` (empty = every rank), or -1.
-int IndexIn(const std::vector<int32_t>& ranks, int32_t rank) {
+int IndexIn(std::span<const int32_t> ranks, int32_t rank) {
   if (ranks.empty()) return rank;
   auto it = std::lower_bound(ranks.begin(), ranks.end(), rank);
   return it != ranks.end() && *it == rank ? static_cast<int>(it - ranks.begin()) : -1;
@@ -150,7 +151,7 @@ MpiCollectives::~MpiCollectives() {
   });
 }
 
-sdk::Status MpiCollectives::CheckGroup(const std::vector<int32_t>& ranks) const {
+sdk::Status MpiCollectives::CheckGroup(Ranks ranks) const {
   for (size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i] < 0 || ranks[i] >= e_->size || (i > 0 && ranks[i] <= ranks[i - 1]))
       return sdk::InvalidArgument("mpi collectives ", Describe(ranks),
@@ -162,16 +163,17 @@ sdk::Status MpiCollectives::CheckGroup(const std::vector<int32_t>& ranks) const 
   return sdk::Status();
 }
 
-std::string MpiCollectives::Describe(const std::vector<int32_t>& ranks) const {
+std::string MpiCollectives::Describe(Ranks ranks) const {
   if (ranks.empty()) return sdk::StrCat("over all ", e_->size, " ranks");
   std::string list;
   for (int32_t r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
   return "over ranks [" + list + "]";
 }
 
-sdk::Result<MPI_Comm> MpiCollectives::CommOf(const std::vector<int32_t>& ranks) {
+sdk::Result<MPI_Comm> MpiCollectives::CommOf(Ranks ranks) {
   if (ranks.empty() || static_cast<int>(ranks.size()) == e_->size) return comm_;
-  auto cached = groups_.find(ranks);
+  std::vector<int32_t> key(ranks.begin(), ranks.end());
+  auto cached = groups_.find(key);
   if (cached != groups_.end()) return cached->second;
   MPI_Group all, members;
   MPI_Comm_group(comm_, &all);
@@ -182,12 +184,12 @@ sdk::Result<MPI_Comm> MpiCollectives::CommOf(const std::vector<int32_t>& ranks) 
   MPI_Group_free(&all);
   if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_create_group", rc, Describe(ranks));
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  groups_[ranks] = comm;
+  groups_[std::move(key)] = comm;
   return comm;
 }
 
-sdk::Status MpiCollectives::RunBlocking(const char* call, const std::vector<int32_t>& ranks,
-                                        const Run& run) {
+template <typename RunFn>
+sdk::Status MpiCollectives::RunBlocking(const char* call, Ranks ranks, const RunFn& run) {
   sdk::Result<MPI_Comm> comm = CommOf(ranks);
   if (!comm.ok()) return comm.status();
   e_->engine.EnterBlockingCall();
@@ -196,8 +198,8 @@ sdk::Status MpiCollectives::RunBlocking(const char* call, const std::vector<int3
   return rc == MPI_SUCCESS ? sdk::Status() : MpiError(call, rc, Describe(ranks));
 }
 
-void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks, Run run,
-                           std::function<void(sdk::Status)> then) {
+template <typename RunFn, typename ThenFn>
+void MpiCollectives::Issue(const char* call, Ranks ranks, RunFn run, ThenFn then) {
   if (on_caller_) {
     // One collective at a time, in the order callers take the lock; `then` runs after it is
     // released, since it may issue the next collective.
@@ -209,15 +211,18 @@ void MpiCollectives::Issue(const char* call, const std::vector<int32_t>& ranks, 
     return then(outcome);
   }
   if (lane_ != nullptr) {
-    lane_->Post([this, call, ranks, run = std::move(run), then = std::move(then)](bool go) {
-      if (!go) return then(sdk::Status(CFX_CANCELLED, sdk::StrCat("mpi collectives: ", call, " ",
-                                                                   Describe(ranks),
-                                                                   " abandoned at shutdown")));
+    lane_->Post([this, call, ranks = std::vector<int32_t>(ranks.begin(), ranks.end()),
+                 run = std::move(run), then = std::move(then)](bool go) {
+      if (!go)
+        return then(
+            sdk::Status(CFX_CANCELLED, sdk::StrCat("mpi collectives: ", call, " ", Describe(ranks),
+                                                   " abandoned at shutdown")));
       then(RunBlocking(call, ranks, run));
     });
     return;
   }
-  e_->engine.Post([this, call, ranks, run = std::move(run), then = std::move(then)]() mutable {
+  e_->engine.Post([this, call, ranks = std::vector<int32_t>(ranks.begin(), ranks.end()),
+                   run = std::move(run), then = std::move(then)]() mutable {
     sdk::Result<MPI_Comm> comm = CommOf(ranks);
     if (!comm.ok()) return then(comm.status());
     std::vector<MPI_Request> requests;
@@ -235,7 +240,7 @@ void MpiCollectives::AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, 
                                sdk::TransportDone done) {
   sdk::Result<Reduction> how = ops_.For(dtype, op);
   if (!how.ok()) return done(how.status());
-  std::vector<int32_t> group(ranks.begin(), ranks.end());
+  const Ranks group = ranks;
   if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
   const Reduction reduction = how.value();
   const size_t size = sdk::DTypeSize(dtype);
@@ -260,7 +265,7 @@ void MpiCollectives::AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, 
         }
         return MPI_SUCCESS;
       },
-      [=](sdk::Status s) {
+      [=, done = std::move(done)](sdk::Status s) {
         if (s.ok() && op == CFX_REDUCE_MEAN) DivideBy(dtype, output, count, members);
         done(s);
       });
@@ -271,7 +276,7 @@ void MpiCollectives::AllGather(Ranks ranks, cfx_dtype dtype, const void* input, 
   const size_t size = sdk::DTypeSize(dtype);
   if (size == 0)
     return done(sdk::Unimplemented("mpi collectives: no all-gather of ", sdk::DTypeName(dtype)));
-  std::vector<int32_t> group(ranks.begin(), ranks.end());
+  const Ranks group = ranks;
   if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
   const uint64_t bytes = count * size;
   const int index = IndexIn(group, e_->rank);
@@ -294,7 +299,7 @@ void MpiCollectives::AllGather(Ranks ranks, cfx_dtype dtype, const void* input, 
         if (rc == MPI_SUCCESS) requests->push_back(request);
         return rc;
       },
-      [block, done](sdk::Status s) {
+      [block, done = std::move(done)](sdk::Status s) {
         if (*block != MPI_BYTE) MPI_Type_free(block.get());
         done(s);
       });
@@ -305,7 +310,7 @@ void MpiCollectives::Broadcast(Ranks ranks, cfx_dtype dtype, void* buffer, uint6
   const size_t size = sdk::DTypeSize(dtype);
   if (size == 0)
     return done(sdk::Unimplemented("mpi collectives: no broadcast of ", sdk::DTypeName(dtype)));
-  std::vector<int32_t> group(ranks.begin(), ranks.end());
+  const Ranks group = ranks;
   if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
   const int root_index = root >= 0 && root < e_->size ? IndexIn(group, root) : -1;
   if (root_index < 0)
@@ -330,7 +335,7 @@ void MpiCollectives::Broadcast(Ranks ranks, cfx_dtype dtype, void* buffer, uint6
         }
         return MPI_SUCCESS;
       },
-      done);
+      std::move(done));
 }
 
 }  // namespace cfx::mpi

@@ -79,20 +79,22 @@ class MpiCollectives final : public sdk::Collectives {
 
  private:
   // OK when `ranks` is empty or ascending ranks of the job that include this one.
-  sdk::Status CheckGroup(const std::vector<int32_t>& ranks) const;
+  sdk::Status CheckGroup(Ranks ranks) const;
   // The communicator of `ranks` (empty = every rank); on the progress thread.
-  sdk::Result<MPI_Comm> CommOf(const std::vector<int32_t>& ranks);
+  sdk::Result<MPI_Comm> CommOf(Ranks ranks);
   // "over ranks [0,2]" for errors.
-  std::string Describe(const std::vector<int32_t>& ranks) const;
+  std::string Describe(Ranks ranks) const;
   // Runs one collective on the lane, or on the progress thread: `run` makes its MPI calls
   // (blocking ones when `requests` is null, else non-blocking ones whose requests it adds) and
-  // returns the first failing MPI code; `then` gets the outcome once MPI completed it.
-  using Run = std::function<int(MPI_Comm, std::vector<MPI_Request>* requests)>;
-  void Issue(const char* call, const std::vector<int32_t>& ranks, Run run,
-             std::function<void(sdk::Status)> then);
+  // returns the first failing MPI code; `then` gets the outcome once MPI completed it. On the
+  // caller's thread neither is wrapped in a std::function (no allocation per collective).
+  // RunFn: int(MPI_Comm, std::vector<MPI_Request>* requests); ThenFn: void(sdk::Status).
+  template <typename RunFn, typename ThenFn>
+  void Issue(const char* call, Ranks ranks, RunFn run, ThenFn then);
   // Makes one collective's blocking MPI calls on this thread (the caller's or the lane's), with
   // the progress thread told to keep quiet meanwhile.
-  sdk::Status RunBlocking(const char* call, const std::vector<int32_t>& ranks, const Run& run);
+  template <typename RunFn>
+  sdk::Status RunBlocking(const char* call, Ranks ranks, const RunFn& run);
 
   Endpoint* e_;
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -124,6 +124,48 @@ TEST(KernelContextAbi, AKernelWaitingForCancellationEndsWithTheStepsDeadline) {
   EXPECT_EQ(after[2] - before[2], 1) << "done calls";
 }
 
+// An asynchronous kernel may complete inside its ComputeAsync, on another thread before
+// ComputeAsync returns, or after: the executor finishes the node once either way, in a chain
+// and in every iteration of a loop, step after step.
+TEST(KernelContextAbi, AsynchronousKernelsCompleteInlineOnAnotherThreadOrLater) {
+  auto rt = ContextRuntime();
+  ASSERT_NE(rt, nullptr);
+  constexpr int kChain = 20;
+  constexpr int kIterations = 30;
+  for (const char* when : {"inline", "thread_joined", "thread_later"}) {
+    SCOPED_TRACE(when);
+    GraphBuilder b;
+    b.Placeholder("x", DT_INT64);
+    std::string last = "x";
+    for (int i = 0; i < kChain; ++i) {
+      const std::string name = "add" + std::to_string(i);
+      b.Op(name, "FixtureAddOneAsync", {last}, {{"when", AttrValue::String(when)}});
+      last = name;
+    }
+    b.Placeholder("n", DT_INT32);
+    b.Const("zero", MakeTensor<int64_t>({}, {0}));
+    std::vector<std::string> exits = AddCountedLoop(
+        b, {.prefix = "loop/", .frame = "adds", .parallel = 4, .anchor = ""}, "n",
+        {{"acc", "zero", DT_INT64}}, [&](const std::string&, const std::vector<std::string>& v) {
+          b.Op("loop/add", "FixtureAddOneAsync", {v[0]}, {{"when", AttrValue::String(when)}});
+          return std::vector<std::string>{"loop/add"};
+        });
+    auto session = Session::Create(rt.get(), b.graph());
+    ASSERT_TRUE(session.ok()) << session.status();
+    for (int step = 0; step < 5; ++step) {
+      std::vector<Tensor> out;
+      RunOrAbort("a step of asynchronous kernels", [&] {
+        EXPECT_OK((*session)->Run({{"x", MakeTensor<int64_t>({}, {100 * step})},
+                                   {"n", MakeTensor<int32_t>({}, {kIterations})}},
+                                  {last + ":0", exits[0] + ":0"}, {}, &out));
+      });
+      ASSERT_EQ(out.size(), 2u);
+      EXPECT_EQ(Values<int64_t>(out[0]), std::vector<int64_t>{100 * step + kChain});
+      EXPECT_EQ(Values<int64_t>(out[1]), std::vector<int64_t>{kIterations});
+    }
+  }
+}
+
 // A host of minor 3 before these functions (or an older one, through the SDK's tables over the
 // flat fields): the SDK answers 0 and refuses registration, without calling through NULL.
 TEST(KernelContextAbi, SdkDegradesOnAHostWithoutTheFunctions) {

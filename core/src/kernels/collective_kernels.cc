@@ -63,57 +63,12 @@ std::string RanksString(const std::vector<int32_t>& ranks) {
   return s + "}";
 }
 
-// One call of a collective kernel, shared with the transport's callbacks: whichever of
-// completion and cancellation comes first finishes the node; the buffers live until both ran.
-struct Call {
-  std::atomic<bool> finished{false};
-  KernelContext* c = nullptr;
-  AsyncDone done;
-  CancellationManager* cancellation = nullptr;
-  CancellationManager::Token token = CancellationManager::kInvalidToken;
-  std::vector<int32_t> ranks;
-  uint64_t id = 0;
-  Tensor input, output;
-  // Max-reduced: the shape agreement {h, -h}, and for a broadcast its sender {rank, -rank}
-  // ({-1, kNoSender} from a receiver).
-  int64_t check[4] = {0, 0, 0, 0};
-};
-
 // A receiver's sender slot in the agreement: below every -rank.
 constexpr int64_t kNoSender = -(int64_t{1} << 40);
 
 uint64_t NextCallId() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1);
-}
-
-// The transport completed a call that cancellation had finished already. A success means every
-// member took part after all. A failure comes when the transport shuts down, possibly after the
-// device whose allocator owns the call's buffers is gone: the buffers are then left to the
-// exiting process rather than freed through that allocator.
-void LateCompletion(const std::shared_ptr<Call>& call, const Status& s) {
-  if (s.ok()) return AbandonedGroups::Get().Completed(call->ranks, call->id);
-  static std::mutex mu;
-  static auto* kept = new std::vector<Tensor>();  // never freed, still reachable
-  std::lock_guard<std::mutex> lock(mu);
-  kept->push_back(std::move(call->input));
-  kept->push_back(std::move(call->output));
-}
-
-// `transport_done`: the transport is done with the buffers, so the call lets go of them before
-// the node completes (the consumer that may run next can then reuse the output in place).
-void Finish(const std::shared_ptr<Call>& call, const Status& s, bool transport_done) {
-  if (call->finished.exchange(true)) return;
-  if (call->token != CancellationManager::kInvalidToken)
-    call->cancellation->Deregister(call->token);
-  Tensor output = transport_done ? std::move(call->output) : call->output;
-  if (transport_done) call->input = Tensor();
-  if (s.ok()) {
-    SetOutput(call->c, 0, std::move(output));
-  } else {
-    call->c->SetStatus(s);
-  }
-  call->done();
 }
 
 // A fingerprint of (dtype, shape) that the members compare.
@@ -150,6 +105,51 @@ struct Params {
   bool verified = false;
   TensorShape verified_shape;
 };
+
+// One call of a collective kernel, shared with the transport's callbacks: whichever of
+// completion and cancellation comes first finishes the node; the buffers live until both ran.
+struct Call {
+  std::atomic<bool> finished{false};
+  KernelContext* c = nullptr;
+  AsyncDone done;
+  CancellationManager* cancellation = nullptr;
+  CancellationManager::Token token = CancellationManager::kInvalidToken;
+  std::shared_ptr<const Params> p;  // the node's attrs, its group's ranks
+  uint64_t id = 0;
+  Tensor input, output;
+  // Max-reduced: the shape agreement {h, -h}, and for a broadcast its sender {rank, -rank}
+  // ({-1, kNoSender} from a receiver).
+  int64_t check[4] = {0, 0, 0, 0};
+};
+
+// The transport completed a call that cancellation had finished already. A success means every
+// member took part after all. A failure comes when the transport shuts down, possibly after the
+// device whose allocator owns the call's buffers is gone: the buffers are then left to the
+// exiting process rather than freed through that allocator.
+void LateCompletion(const std::shared_ptr<Call>& call, const Status& s) {
+  if (s.ok()) return AbandonedGroups::Get().Completed(call->p->ranks, call->id);
+  static std::mutex mu;
+  static auto* kept = new std::vector<Tensor>();  // never freed, still reachable
+  std::lock_guard<std::mutex> lock(mu);
+  kept->push_back(std::move(call->input));
+  kept->push_back(std::move(call->output));
+}
+
+// `transport_done`: the transport is done with the buffers, so the call lets go of them before
+// the node completes (the consumer that may run next can then reuse the output in place).
+void Finish(const std::shared_ptr<Call>& call, const Status& s, bool transport_done) {
+  if (call->finished.exchange(true)) return;
+  if (call->token != CancellationManager::kInvalidToken)
+    call->cancellation->Deregister(call->token);
+  Tensor output = transport_done ? std::move(call->output) : call->output;
+  if (transport_done) call->input = Tensor();
+  if (s.ok()) {
+    SetOutput(call->c, 0, std::move(output));
+  } else {
+    call->c->SetStatus(s);
+  }
+  call->done();
+}
 
 void Transfer(const std::shared_ptr<Params>& p, Collectives* collectives,
               const std::shared_ptr<Call>& call) {
@@ -258,7 +258,7 @@ class CollectiveKernel : public BuiltinKernel {
     auto call = std::make_shared<Call>();
     call->c = c;
     call->done = done;
-    call->ranks = p_->ranks;
+    call->p = p_;
     call->id = NextCallId();
     Allocator* allocator = c->device->allocator();
     // A reduction whose input nobody else holds reduces it in place (MPI_IN_PLACE): a gradient
@@ -289,8 +289,8 @@ class CollectiveKernel : public BuiltinKernel {
         std::shared_ptr<Call> call = weak.lock();
         if (call == nullptr || call->finished.load()) return;
         AbandonedGroups::Get().Mark(
-            call->ranks, call->id,
-            errors::Aborted("an earlier collective on group ", RanksString(call->ranks),
+            call->p->ranks, call->id,
+            errors::Aborted("an earlier collective on group ", RanksString(call->p->ranks),
                             " was abandoned when its step was cancelled (", why.ToString(),
                             "); the group's members may no longer agree on the order of their "
                             "collectives: restart the processes"));

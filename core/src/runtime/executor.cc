@@ -151,6 +151,78 @@ struct TaggedNode {
 
 }  // namespace
 
+class ExecutorState;
+
+namespace {
+
+// State kept across an asynchronous kernel call. `phase` tells which of the two sides comes
+// second, the node's thread once the kernel's ComputeAsync has returned or the kernel's done
+// callback: that one finishes the node. A kernel that completes before its ComputeAsync returns
+// (a blocking collective, a _Recv whose value was there) is thus finished in the loop that ran
+// it, without a nested loop on the same stack.
+struct AsyncCall {
+  enum Phase : int { kComputing, kReturned, kDone };
+  ExecutorState* state = nullptr;
+  TaggedNode node;
+  std::vector<Tensor> inputs;
+  std::vector<RefPtr<Var>> refs;
+  KernelContext ctx;
+  int64_t start_us = 0;
+  std::atomic<int> phase{kComputing};
+};
+
+// What the loop that runs nodes needs from node to node: vectors that keep their capacity from
+// node to node and from step to step (a step of small nodes otherwise allocates them anew each
+// time), and a spare AsyncCall. A thread keeps a few, since loops may nest on one stack (an
+// asynchronous kernel that completes on another executor's thread continues its step there).
+struct ProcessScratch {
+  KernelContext ctx;
+  std::vector<Tensor> inputs;
+  std::vector<RefPtr<Var>> refs;
+  std::vector<Entry> outs;
+  std::vector<TaggedNode> ready;
+  std::vector<TaggedNode> inline_ready;
+  std::unique_ptr<AsyncCall> spare_call;
+};
+
+// The calling thread's scratch for one loop, returned to the thread's spares at scope exit.
+class ScratchHolder {
+ public:
+  ScratchHolder() {
+    std::vector<std::unique_ptr<ProcessScratch>>& spares = Spares();
+    if (spares.empty()) {
+      s_ = std::make_unique<ProcessScratch>();
+    } else {
+      s_ = std::move(spares.back());
+      spares.pop_back();
+    }
+  }
+  ~ScratchHolder() {
+    // Nothing of a step may stay alive in a spare: values go, capacities stay.
+    s_->inputs.clear();
+    s_->refs.clear();
+    s_->outs.clear();
+    s_->ready.clear();
+    s_->inline_ready.clear();
+    std::vector<std::unique_ptr<ProcessScratch>>& spares = Spares();
+    if (spares.size() < kMaxSpares) spares.push_back(std::move(s_));
+  }
+  ScratchHolder(const ScratchHolder&) = delete;
+  ScratchHolder& operator=(const ScratchHolder&) = delete;
+  ProcessScratch& operator*() const { return *s_; }
+  ProcessScratch* operator->() const { return s_.get(); }
+
+ private:
+  static constexpr size_t kMaxSpares = 4;
+  static std::vector<std::unique_ptr<ProcessScratch>>& Spares() {
+    thread_local std::vector<std::unique_ptr<ProcessScratch>> spares;
+    return spares;
+  }
+  std::unique_ptr<ProcessScratch> s_;
+};
+
+}  // namespace
+
 // The state of one executor for one step.
 class ExecutorState {
  public:
@@ -158,7 +230,14 @@ class ExecutorState {
                 Executor::DoneCallback done)
       : ex_(ex), step_(step), stats_(stats), done_(std::move(done)) {
     root_.info = &ex.frames_[0];
-    root_.iterations.push_back(std::make_unique<IterationState>(ex.frames_[0]));
+    auto* spare = static_cast<IterationState*>(
+        ex.spare_root_iteration_.exchange(nullptr, std::memory_order_acquire));
+    if (spare != nullptr) {
+      spare->Reset(ex.frames_[0]);
+      root_.iterations.emplace_back(spare);
+    } else {
+      root_.iterations.push_back(std::make_unique<IterationState>(ex.frames_[0]));
+    }
   }
 
   void Start() {
@@ -171,26 +250,17 @@ class ExecutorState {
       return;
     }
     outstanding_.store(static_cast<int64_t>(ex_.roots_.size()), std::memory_order_relaxed);
-    std::vector<TaggedNode> ready;
+    ScratchHolder scratch;
+    std::vector<TaggedNode>& ready = scratch->ready;
     for (int id : ex_.roots_) ready.push_back({id, &root_, 0, false});
     root_.Iter(0)->outstanding_ops = static_cast<int>(ready.size());
-    std::vector<TaggedNode> inline_ready;
-    Schedule(ready, &inline_ready);
-    Process(std::move(inline_ready));
+    Schedule(ready, &scratch->inline_ready);
+    ready.clear();
+    Process(*scratch);
   }
 
  private:
   using NodeItem = Executor::NodeItem;
-
-  // State kept across an asynchronous kernel call.
-  struct AsyncCall {
-    ExecutorState* state;
-    TaggedNode node;
-    std::vector<Tensor> inputs;
-    std::vector<RefPtr<Var>> refs;
-    KernelContext ctx;
-    int64_t start_us = 0;
-  };
 
   void Abort(const Status& s) {
     {
@@ -662,7 +732,11 @@ class ExecutorState {
                  ex_.pool_->OwnsCurrentThread()) {
         costly_inline = &tn;
       } else {
-        ex_.pool_->Schedule([this, tn] { Process({tn}); });
+        ex_.pool_->Schedule([this, tn] {
+          ScratchHolder scratch;
+          scratch->inline_ready.push_back(tn);
+          Process(*scratch);
+        });
       }
     }
     if (costly_inline != nullptr) inline_ready->push_back(*costly_inline);
@@ -688,9 +762,13 @@ class ExecutorState {
   }
 
   // Runs one node; false when it went asynchronous (AsyncDone accounts for it).
-  bool RunNode(const TaggedNode& tn, KernelContext& ctx, std::vector<Tensor>& inputs,
-               std::vector<RefPtr<Var>>& refs, std::vector<Entry>& outs,
-               std::vector<TaggedNode>* ready) {
+  bool RunNode(const TaggedNode& tn, ProcessScratch& scratch) {
+    KernelContext& ctx = scratch.ctx;
+    std::vector<Tensor>& inputs = scratch.inputs;
+    std::vector<RefPtr<Var>>& refs = scratch.refs;
+    std::vector<Entry>& outs = scratch.outs;
+    std::vector<TaggedNode>* ready = &scratch.ready;
+    std::unique_ptr<AsyncCall>& spare_call = scratch.spare_call;
     const NodeItem& item = ex_.nodes_[tn.node];
     if (tn.is_dead && !item.is_transfer) {
       // A dead node runs nothing; its outputs are dead (Fig. 5). Its inputs are dropped.
@@ -717,67 +795,82 @@ class ExecutorState {
       return true;
     }
     if (item.is_async) {
-      auto* call = new AsyncCall{this, tn, std::move(inputs), std::move(refs), {}, start_us};
-      inputs.clear();
-      refs.clear();
+      std::unique_ptr<AsyncCall> call = std::move(spare_call);
+      if (call == nullptr) call = std::make_unique<AsyncCall>();
+      call->state = this;
+      call->node = tn;
+      call->start_us = start_us;
+      call->phase.store(AsyncCall::kComputing, std::memory_order_relaxed);
+      call->inputs.swap(inputs);
+      call->refs.swap(refs);
       InitContext(tn, item, &call->ctx, &call->inputs, &call->refs);
-      item.kernel->ComputeAsync(&call->ctx, AsyncDone{&ExecutorState::OnAsyncDone, call});
-      return false;
+      AsyncCall* raw = call.release();
+      item.kernel->ComputeAsync(&raw->ctx, AsyncDone{&ExecutorState::OnAsyncDone, raw});
+      if (raw->phase.exchange(AsyncCall::kReturned, std::memory_order_acq_rel) ==
+          AsyncCall::kComputing)
+        return false;  // the done callback finishes the node
+      // Done before ComputeAsync returned: finish it here, keep the call and its vectors.
+      call.reset(raw);
+      FinishNode(tn, item, call->ctx, outs, ready, call->start_us);
+      inputs.swap(call->inputs);
+      refs.swap(call->refs);
+      for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
+      refs.clear();
+      spare_call = std::move(call);
+      return true;
     }
     InitContext(tn, item, &ctx, &inputs, &refs);
     item.kernel->ComputeSync(&ctx);
+    FinishNode(tn, item, ctx, outs, ready, start_us);
+    for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
+    if (item.has_ref_inputs) refs.clear();
+    return true;
+  }
+
+  // After a node's kernel ran: its outputs to its consumers, or the step fails. An asynchronous
+  // kernel may finish after the step was aborted: then its outputs go nowhere.
+  void FinishNode(const TaggedNode& tn, const NodeItem& item, KernelContext& ctx,
+                  std::vector<Entry>& outs, std::vector<TaggedNode>* ready, int64_t start_us) {
     item.kernel->FinishCompute(&ctx);
     if (!ctx.status.ok()) {
       Fail(ctx.status);
-    } else {
+    } else if (!item.is_async || !aborted_.load(std::memory_order_acquire)) {
       if (step_.collect_stats && stats_ != nullptr) RecordStats(tn.node, start_us, ctx);
       CollectOutputs(&ctx, &outs);
       Propagate(Finished(tn, item, ctx), outs, ready);
     }
     for (Tensor& t : ctx.outputs) t = Tensor();
     ctx.output_refs.clear();
-    for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
-    if (item.has_ref_inputs) refs.clear();
-    return true;
   }
 
-  void Process(std::vector<TaggedNode> inline_ready) {
+  // Runs the nodes of scratch.inline_ready and those they make ready that run inline. The state
+  // may be gone when it returns (the last node finished the step).
+  void Process(ProcessScratch& scratch) {
     ScopedFlushDenormal flush;  // kernels see denormals as zero, as in TensorFlow
-    KernelContext ctx;
-    std::vector<Tensor> inputs;
-    std::vector<RefPtr<Var>> refs;
-    std::vector<Entry> outs;
-    std::vector<TaggedNode> ready;
+    std::vector<TaggedNode>& inline_ready = scratch.inline_ready;
     while (!inline_ready.empty()) {
       const TaggedNode tn = inline_ready.back();
       inline_ready.pop_back();
-      ready.clear();
-      if (!aborted_.load(std::memory_order_acquire) &&
-          !RunNode(tn, ctx, inputs, refs, outs, &ready))
-        continue;
-      NodeDone(ready, &inline_ready);
+      scratch.ready.clear();
+      if (!aborted_.load(std::memory_order_acquire) && !RunNode(tn, scratch)) continue;
+      NodeDone(scratch.ready, &inline_ready);
     }
   }
 
   static void OnAsyncDone(void* arg) {
-    std::unique_ptr<AsyncCall> call(static_cast<AsyncCall*>(arg));
+    auto* raw = static_cast<AsyncCall*>(arg);
+    // Done before ComputeAsync returned: the node's own loop finishes it (RunNode).
+    if (raw->phase.exchange(AsyncCall::kDone, std::memory_order_acq_rel) == AsyncCall::kComputing)
+      return;
+    std::unique_ptr<AsyncCall> call(raw);
     ExecutorState* self = call->state;
     const NodeItem& item = self->ex_.nodes_[call->node.node];
-    item.kernel->FinishCompute(&call->ctx);
-    std::vector<TaggedNode> ready;
-    if (!call->ctx.status.ok()) {
-      self->Fail(call->ctx.status);
-    } else if (!self->aborted_.load(std::memory_order_acquire)) {
-      if (self->step_.collect_stats && self->stats_ != nullptr)
-        self->RecordStats(call->node.node, call->start_us, call->ctx);
-      std::vector<Entry> outs;
-      CollectOutputs(&call->ctx, &outs);
-      self->Propagate(Finished(call->node, item, call->ctx), outs, &ready);
-    }
+    ScratchHolder scratch;
+    self->FinishNode(call->node, item, call->ctx, scratch->outs, &scratch->ready, call->start_us);
     call.reset();
-    std::vector<TaggedNode> inline_ready;
-    self->NodeDone(ready, &inline_ready);
-    if (!inline_ready.empty()) self->Process(std::move(inline_ready));
+    self->NodeDone(scratch->ready, &scratch->inline_ready);
+    scratch->ready.clear();
+    if (!scratch->inline_ready.empty()) self->Process(*scratch);
   }
 
   void Finish() {
@@ -796,6 +889,13 @@ class ExecutorState {
     }
     Executor::DoneCallback done = std::move(done_);
     const Executor& ex = ex_;
+    if (IterationState* root = root_.iterations[0].release(); root != nullptr) {
+      root->Clear(ex.frames_[0]);
+      void* expected = nullptr;
+      if (!ex.spare_root_iteration_.compare_exchange_strong(expected, root,
+                                                            std::memory_order_release))
+        delete root;
+    }
     this->~ExecutorState();
     ex.ReleaseStateMemory(this);
     done(s);
@@ -816,7 +916,10 @@ class ExecutorState {
   CancellationManager::Token token_ = CancellationManager::kInvalidToken;
 };
 
-Executor::~Executor() { ::operator delete(spare_state_.exchange(nullptr)); }
+Executor::~Executor() {
+  ::operator delete(spare_state_.exchange(nullptr));
+  delete static_cast<IterationState*>(spare_root_iteration_.exchange(nullptr));
+}
 
 void* Executor::StateMemory() const {
   void* p = spare_state_.exchange(nullptr, std::memory_order_acquire);

@@ -84,6 +84,9 @@ class Executor {
   // The memory of the last step's state, kept for the next step's (a step state is over a
   // kilobyte: malloc's slow path, which also consolidates its heap, on every step).
   mutable std::atomic<void*> spare_state_{nullptr};
+  // The root frame's iteration state (input slots, pending and dead counts) of the last step,
+  // emptied, for the next step's.
+  mutable std::atomic<void*> spare_root_iteration_{nullptr};
 };
 
 }  // namespace cfx

@@ -48,7 +48,7 @@ struct Session::Impl {
   GraphDef graph;
   bool closed = false;
   std::map<std::string, std::shared_ptr<ExecutorsAndKeys>> cache;
-  std::set<CancellationManager*> active_steps;
+  std::vector<CancellationManager*> active_steps;
   int running = 0;
   std::condition_variable idle;
   std::atomic<int64_t> next_step_id{1};
@@ -271,16 +271,18 @@ Status Session::Run(const RunOptions& options,
   // collectives.
   internal::ProcessGroup* replicas = impl.runtime->replica_group();
   StepContext step;
-  std::unique_ptr<Rendezvous> rendezvous;
+  std::optional<LocalRendezvous> local_rendezvous;
+  std::unique_ptr<Rendezvous> remote_rendezvous;
+  Rendezvous* rendezvous = nullptr;
   if (cluster == nullptr) {
     step.step_id = impl.next_step_id.fetch_add(1, std::memory_order_relaxed);
-    rendezvous = std::make_unique<LocalRendezvous>();
+    rendezvous = &local_rendezvous.emplace();
     if (replicas != nullptr) step.collectives = replicas->host_collectives();
   } else {
     // Step ids are unique in the cluster: the transport's keys carry them.
     internal::ProcessGroup* group = cluster->group();
     step.step_id = group->NewStepId();
-    rendezvous = std::make_unique<internal::RemoteRendezvous>(
+    remote_rendezvous = std::make_unique<internal::RemoteRendezvous>(
         group->transport(), step.step_id, group->rank(),
         [group](std::string_view d) { return group->RankOfDevice(d); },
         [group](int rank) { return group->task_name(rank); },
@@ -289,7 +291,8 @@ Status Session::Run(const RunOptions& options,
   }
   step.cancellation = &cancellation;
   step.env = impl.runtime->env();
-  step.rendezvous = rendezvous.get();
+  if (remote_rendezvous != nullptr) rendezvous = remote_rendezvous.get();
+  step.rendezvous = rendezvous;
   step.call_frame = &frame;
   step.collect_stats = options.trace && metadata != nullptr;
   ResourceMgr step_resources("step " + std::to_string(step.step_id));  // dies with the step
@@ -297,7 +300,7 @@ Status Session::Run(const RunOptions& options,
   {
     std::lock_guard<std::mutex> lock(impl.mu);
     if (impl.closed) return errors::Cancelled("the session is closed");
-    impl.active_steps.insert(&cancellation);
+    impl.active_steps.push_back(&cancellation);
     ++impl.running;
   }
   int64_t timeout_ms = options.timeout_ms;
@@ -311,41 +314,48 @@ Status Session::Run(const RunOptions& options,
   }
   internal::RemoteGraphs* remote = ek->remote.get();
   if (ek->executors.size() > 1 || remote != nullptr)
-    cancellation.Register([&rendezvous](const Status& s) { rendezvous->StartAbort(s); });
+    cancellation.Register([rendezvous](const Status& s) { rendezvous->StartAbort(s); });
   if (remote != nullptr)
     cancellation.Register(
         [remote, id = step.step_id](const Status& s) { remote->Abort(id, s); });
 
   std::vector<DeviceStepStats> stats(step.collect_stats ? ek->executors.size() : 0);
   std::vector<DeviceStepStats> remote_stats;
-  Notification all_done;
-  std::atomic<int> remaining{static_cast<int>(ek->executors.size()) + (remote ? 1 : 0)};
+  // What the partitions' callbacks reach, behind one pointer (a callback that captures only it
+  // needs no allocation).
+  struct Completion {
+    std::mutex mu;
+    Status status;  // the first error
+    std::atomic<int> remaining;
+    Notification all_done;
+    void Fail(const Status& s) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (status.ok()) status = s;
+    }
+    void Done() {
+      if (remaining.fetch_sub(1) == 1) all_done.Notify();
+    }
+  } completion;
+  completion.remaining = static_cast<int>(ek->executors.size()) + (remote ? 1 : 0);
+  Notification& all_done = completion.all_done;
   // Nothing to run (no fetch, target or feed reaches a node): no callback will come.
-  if (remaining.load() == 0) all_done.Notify();
-  std::mutex status_mu;
-  Status step_status;
+  if (completion.remaining.load() == 0) all_done.Notify();
   if (remote != nullptr) {
     remote->RunAsync(step.step_id, step.collect_stats,
                      [&](const Status& s, std::vector<DeviceStepStats> task_stats) {
                        if (!s.ok()) {
-                         {
-                           std::lock_guard<std::mutex> lock(status_mu);
-                           if (step_status.ok()) step_status = s;
-                         }
+                         completion.Fail(s);
                          cancellation.StartCancel(s);
                        }
                        remote_stats = std::move(task_stats);
-                       if (remaining.fetch_sub(1) == 1) all_done.Notify();
+                       completion.Done();
                      });
   }
   for (size_t i = 0; i < ek->executors.size(); ++i) {
     ek->executors[i]->RunAsync(step, step.collect_stats ? &stats[i] : nullptr,
-                               [&](const Status& s) {
-                                 if (!s.ok()) {
-                                   std::lock_guard<std::mutex> lock(status_mu);
-                                   if (step_status.ok()) step_status = s;
-                                 }
-                                 if (remaining.fetch_sub(1) == 1) all_done.Notify();
+                               [c = &completion](const Status& s) {
+                                 if (!s.ok()) c->Fail(s);
+                                 c->Done();
                                });
   }
   if (timeout_ms > 0 && !all_done.WaitFor(timeout_ms))
@@ -359,12 +369,12 @@ Status Session::Run(const RunOptions& options,
         errors::Cancelled("step ", step.step_id, " is over"));
   {
     std::lock_guard<std::mutex> lock(impl.mu);
-    impl.active_steps.erase(&cancellation);
+    std::erase(impl.active_steps, &cancellation);
     if (--impl.running == 0) impl.idle.notify_all();
   }
   // The first cause, not the cancellations it caused elsewhere.
   if (cancellation.cancelled()) return cancellation.status();
-  CFX_RETURN_IF_ERROR(step_status);
+  CFX_RETURN_IF_ERROR(completion.status);
 
   if (outputs != nullptr) {
     outputs->clear();
