@@ -1,10 +1,11 @@
 // Gradients of the TensorList ops (core/src/cc/list_grad.cc) against finite differences, through
-// lists built and read in every way the forward ops allow: rows and pushes in, stacks, pops,
-// items, gathers and concatenations out, with elements overwritten, scattered, resized and left
-// unset (their gradients read as zeros), and through a WhileLoop (a list loop variable and a list
-// loop invariant) and a Cond. A list read twice sums its gradient lists with AddN of variants; a
-// list output no one differentiates gets ZerosLike of a variant. Those two kernels are also
-// checked directly here (their errors in tests/kernels/tensor_list_test.cc).
+// lists built and read in every way the forward ops allow: rows, pushes and scatters (V1 and V2)
+// in, stacks, pops, items, gathers and concatenations (V1 and V2) out, with elements overwritten,
+// scattered, resized and left unset (their gradients read as zeros), and through a WhileLoop (a
+// list loop variable and a list loop invariant) and a Cond. A list read twice sums its gradient
+// lists with AddN of variants; a list output no one differentiates gets ZerosLike of a variant.
+// Those two kernels are also checked directly here (their errors in
+// tests/kernels/tensor_list_test.cc).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -206,6 +207,43 @@ TEST(ListGradients, SplitThenGetItemConcatenatesUnsetPiecesAsZeros) {
                   Output list = ops::TensorListSplit(s, x[0], {-1, 2}, std::vector<int64_t>{2, 3});
                   return ops::Square(s, Item(s, list, 1));
                 }),
+            kBound);
+}
+
+TEST(ListGradients, SplitThenConcatV1) {
+  // TensorListConcat (V1) has ConcatV2's gradient: the tensor's gradient split by the lengths.
+  const Tensor w = RandomList({5, 2}, 29);
+  EXPECT_LT(GradientError(
+                {RandomList({5, 2}, 28)},
+                [&](const Scope& s, const X& x) {
+                  Output list = ops::TensorListSplit(s, x[0], {-1, 2}, std::vector<int64_t>{3, 2});
+                  auto concat = ops::TensorListConcat(
+                      s, list, DT_DOUBLE, ops::TensorListConcatAttrs().ElementShape({-1, 2}));
+                  return ops::Mul(s, concat.tensor, ops::Const(s, w));
+                }),
+            kBound);
+}
+
+TEST(ListGradients, ScatterV1ThenConcatV1ReadsTheUnsetElementAsZeros) {
+  // Rows 0 and 1 of x scattered to 2 and 0: element 1 is unset and concatenates as zeros of the
+  // two rows the set elements share; its gradient is dropped, the others are gathered back.
+  const Tensor w = RandomList({6, 3}, 31);
+  EXPECT_LT(GradientError({RandomList({2, 2, 3}, 30)},
+                          [&](const Scope& s, const X& x) {
+                            Output list = ops::TensorListScatter(s, ops::Sin(s, x[0]), {2, 0}, -1);
+                            auto concat = ops::TensorListConcat(s, list, DT_DOUBLE);
+                            return ops::Mul(s, concat.tensor, ops::Const(s, w));
+                          }),
+            kBound);
+}
+
+TEST(ListGradients, ScatterV1ThenStack) {
+  const Tensor w = RandomList({4, 2}, 33);
+  EXPECT_LT(GradientError({RandomList({3, 2}, 32)},
+                          [&](const Scope& s, const X& x) {
+                            Output list = ops::TensorListScatter(s, x[0], {3, 0, 1}, {2});
+                            return ops::Mul(s, Stack(s, list, {2}), ops::Const(s, w));
+                          }),
             kBound);
 }
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "conflux/kernel_runner.h"
@@ -16,6 +18,7 @@ using test::MakeNode;
 using test::MakeScalar;
 using test::MakeTensor;
 using test::MakeVector;
+using test::RunKernelOnly;
 using test::RunNode;
 using test::Values;
 
@@ -29,10 +32,11 @@ Tensor RunOk(const NodeDef& node, const std::vector<Tensor>& inputs, int i = 0) 
   return out.ok() ? (*out)[i] : Tensor();
 }
 
-// The error of running `node`; every one of `parts` must be in its message.
+// The error of running `node` (through shape inference, or with `kernel_only` straight to the
+// kernel); every one of `parts` must be in its message.
 void ExpectError(const NodeDef& node, const std::vector<Tensor>& inputs,
-                 const std::vector<std::string>& parts) {
-  auto out = RunNode(node, inputs);
+                 const std::vector<std::string>& parts, bool kernel_only = false) {
+  auto out = kernel_only ? RunKernelOnly(node, inputs) : RunNode(node, inputs);
   ASSERT_FALSE(out.ok()) << node.op << " succeeded";
   EXPECT_EQ(out.status().code(), Code::kInvalidArgument) << out.status();
   for (const std::string& p : parts)
@@ -194,9 +198,169 @@ TEST(TensorList, SplitAndConcat) {
   ASSERT_TRUE(zeros.ok()) << zeros.status();
   EXPECT_EQ((*zeros)[0].shape(), TensorShape({3, 2}));
   ExpectError(concat, {reserved, MakeVector<int32_t>({-1, 2}), MakeVector<int64_t>({})},
-              {"element 0", "leading_dims"});
+              {"uninitialized tensor at index 0", "leading_dims has only 0 elements"});
   ExpectError(concat, {PushBack(Empty(), MakeScalar(1.0f)), UnknownShape(), MakeVector<int64_t>({})},
               {"scalar", "index 0"});
+}
+
+NodeDef ConcatV2Node() {
+  return MakeNode("TensorListConcatV2", 3, {{"element_dtype", F32()}, {"shape_type", I32()}});
+}
+NodeDef ConcatNode(const PartialTensorShape& element_shape = PartialTensorShape::UnknownRank()) {
+  return MakeNode("TensorListConcat", 1,
+                  {{"element_dtype", F32()}, {"element_shape", AttrValue::Shape(element_shape)}});
+}
+// TensorListConcat (V1) of `list`: its tensor and lengths.
+std::pair<Tensor, std::vector<int64_t>> Concat(const Tensor& list,
+                                               const NodeDef& node = ConcatNode()) {
+  auto out = RunNode(node, {list});
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return {};
+  return {(*out)[0], Values<int64_t>((*out)[1])};
+}
+
+TEST(TensorList, ConcatV1JoinsElementsOfDifferentLengthsAlongDimension0) {
+  Tensor list = PushBack(PushBack(Empty(), MakeTensor<float>({1, 2}, {1, 2})),
+                         MakeTensor<float>({2, 2}, {3, 4, 5, 6}));
+  const Tensor joined = MakeTensor<float>({3, 2}, {1, 2, 3, 4, 5, 6});
+  for (const PartialTensorShape& attr :
+       {PartialTensorShape::UnknownRank(), PartialTensorShape({-1, 2}),
+        // As TensorFlow's V1 does, the attr's dimension 0 is not checked against the elements'.
+        PartialTensorShape({1, 2})}) {
+    SCOPED_TRACE(attr.ToString());
+    auto [tensor, lengths] = Concat(list, ConcatNode(attr));
+    test::ExpectTensorEqual(joined, tensor);
+    EXPECT_EQ(lengths, (std::vector<int64_t>{1, 2}));
+  }
+  ExpectError(ConcatNode({-1, 3}), {list}, {"element 0", "[1,2]", "[3]"});
+  ExpectError(ConcatNode(), {PushBack(list, MakeTensor<float>({1, 3}, {7, 8, 9}))},
+              {"element 2", "[1,3]", "[2]"});
+  ExpectError(ConcatNode(), {PushBack(Empty(), MakeScalar(1.0f))},
+              {"Concat saw a scalar shape at index 0 but requires at least vectors."});
+  ExpectError(ConcatNode(PartialTensorShape({})), {list}, {"element_shape must not be empty"});
+  ExpectError(MakeNode("TensorListConcat", 1, {{"element_dtype", I32()}}), {list},
+              {"Invalid data types; op elements int32 but list elements float"});
+}
+
+TEST(TensorList, ConcatV1ReadsTheListsElementShape) {
+  // A list of partially known element shape, and one of a fully defined shape with the default
+  // attr (which TensorFlow's V1 refuses: it reads only its attr).
+  Tensor partial = PushBack(Empty(MakeVector<int32_t>({-1, 2})), MakeTensor<float>({1, 2}, {1, 2}));
+  auto [tensor, lengths] = Concat(partial);
+  test::ExpectTensorEqual(MakeTensor<float>({1, 2}, {1, 2}), tensor);
+  EXPECT_EQ(lengths, (std::vector<int64_t>{1}));
+  Tensor full =
+      PushBack(Empty(MakeVector<int32_t>({2, 2})), MakeTensor<float>({2, 2}, {1, 2, 3, 4}));
+  full = PushBack(full, MakeTensor<float>({2, 2}, {5, 6, 7, 8}));
+  std::tie(tensor, lengths) = Concat(full);
+  test::ExpectTensorEqual(MakeTensor<float>({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), tensor);
+  EXPECT_EQ(lengths, (std::vector<int64_t>{2, 2}));
+  // An attr that contradicts the list is an error (TensorFlow's V1 reads past the elements).
+  ExpectError(ConcatNode({-1, 3}), {full}, {"[2,2]", "[?,3]"});
+}
+
+TEST(TensorList, ConcatV1OfAnEmptyListNeedsTheShapePastDimension0) {
+  auto [tensor, lengths] = Concat(Empty(), ConcatNode({-1, 2}));
+  EXPECT_EQ(tensor.shape(), TensorShape({0, 2}));
+  EXPECT_TRUE(lengths.empty());
+  std::tie(tensor, lengths) = Concat(Empty(MakeVector<int32_t>({5, 3})));
+  EXPECT_EQ(tensor.shape(), TensorShape({0, 3}));
+  ExpectError(ConcatNode(), {Empty()},
+              {"All except the first dimension must be fully defined when concating an empty "
+               "tensor list. element_shape: <unknown>"});
+  ExpectError(ConcatNode({-1, -1}), {Empty()}, {"empty tensor list", "[?]"});
+}
+
+TEST(TensorList, ConcatV1GivesUnsetElementsTheDimension0TheSetOnesShare) {
+  // Elements 0 and 2 are unset: zeros of the one row that element 1 has.
+  Tensor one_set = RunOk(SetItemNode(), {Reserve(UnknownShape(), 3), MakeScalar(1),
+                                         MakeTensor<float>({1, 2}, {1, 2})});
+  auto [tensor, lengths] = Concat(one_set);
+  test::ExpectTensorEqual(MakeTensor<float>({3, 2}, {0, 0, 1, 2, 0, 0}), tensor);
+  EXPECT_EQ(lengths, (std::vector<int64_t>{1, 1, 1}));
+  // The list's element shape fixes dimension 0 for an all-unset list.
+  std::tie(tensor, lengths) = Concat(Reserve(MakeVector<int32_t>({2, 1}), 2));
+  test::ExpectTensorEqual(MakeTensor<float>({4, 1}, {0, 0, 0, 0}), tensor);
+  EXPECT_EQ(lengths, (std::vector<int64_t>{2, 2}));
+  // Set elements of 1 and 2 rows share no dimension 0, and V1 has no leading_dims.
+  Tensor two_set =
+      RunOk(SetItemNode(), {one_set, MakeScalar(2), MakeTensor<float>({2, 2}, {3, 4, 5, 6})});
+  ExpectError(ConcatNode(), {two_set},
+              {"Concating lists with uninitialized tensors is not supported", "element 0 is unset",
+               "leading_dims"});
+  // The attr's dimension 0 is not used (as in TensorFlow), so nothing fixes it here.
+  ExpectError(ConcatNode({1, 2}), {Reserve(MakeVector<int32_t>({-1, 2}), 2)},
+              {"element 0 is unset"});
+}
+
+TEST(TensorList, ConcatV2TakesDimension0FromLeadingDimsTheShapeOrTheSetElements) {
+  Tensor one_set = RunOk(SetItemNode(), {Reserve(UnknownShape(), 3), MakeScalar(1),
+                                         MakeTensor<float>({1, 2}, {1, 2})});
+  // No leading_dims: the set element's dimension 0; leading_dims covering element 0 only.
+  for (const auto& [leading, expected_lengths] :
+       std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{{{}, {1, 1, 1}},
+                                                                          {{2}, {2, 1, 1}}}) {
+    auto out = RunNode(ConcatV2Node(), {one_set, UnknownShape(), MakeVector<int64_t>(leading)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Values<int64_t>((*out)[1]), expected_lengths);
+    EXPECT_EQ((*out)[0].dim(0), 3 + (leading.empty() ? 0 : 1));
+  }
+  // The element_shape input's dimension 0 for an all-unset list; it must fit the set elements.
+  auto zeros = RunNode(ConcatV2Node(), {Reserve(MakeVector<int32_t>({-1, 2}), 2),
+                                        MakeVector<int32_t>({3, 2}), MakeVector<int64_t>({})});
+  ASSERT_TRUE(zeros.ok()) << zeros.status();
+  EXPECT_EQ((*zeros)[0].shape(), TensorShape({6, 2}));
+  ExpectError(ConcatV2Node(), {one_set, MakeVector<int32_t>({2, 2}), MakeVector<int64_t>({})},
+              {"element 1", "[1,2]", "dimension 0 at 2"});
+  ExpectError(ConcatV2Node(), {one_set, UnknownShape(), MakeVector<int64_t>({-4})},
+              {"leading_dims[0]", "-4"});
+  ExpectError(
+      ConcatV2Node(),
+      {PushBack(Empty(), MakeScalar(1.0f)), MakeVector<int32_t>({}), MakeVector<int64_t>({})},
+      {"at least vectors", "[]"});
+}
+
+NodeDef ScatterNode(DataType shape_type = DT_INT32) {
+  return MakeNode("TensorListScatter", 3,
+                  {{"element_dtype", F32()}, {"shape_type", AttrValue::Type(shape_type)}});
+}
+
+TEST(TensorList, ScatterV1ListsAsManyElementsAsTheLargestIndexNeeds) {
+  Tensor rows = MakeTensor<float>({2, 2}, {1, 2, 3, 4});
+  Tensor list = RunOk(ScatterNode(), {rows, MakeVector<int32_t>({2, 0}), UnknownShape()});
+  EXPECT_EQ(Length(list), 3);
+  // Element 1 is unset: zeros of the element shape the stack asks for.
+  EXPECT_EQ(Values<float>(RunOk(StackNode(), {list, MakeVector<int32_t>({2})})),
+            (std::vector<float>{3, 4, 0, 0, 1, 2}));
+  // The element shape it keeps (int64 here), and the last row written to an index wins.
+  Tensor dup =
+      RunOk(ScatterNode(DT_INT64), {rows, MakeVector<int32_t>({0, 0}), MakeVector<int64_t>({-1})});
+  EXPECT_EQ(Length(dup), 1);
+  EXPECT_EQ(Values<float>(RunOk(StackNode(), {dup, UnknownShape()})), (std::vector<float>{3, 4}));
+  EXPECT_EQ(
+      Values<int32_t>(RunOk(MakeNode("TensorListElementShape", 1, {{"shape_type", I32()}}), {dup})),
+      (std::vector<int32_t>{-1}));
+  Tensor none = RunOk(ScatterNode(), {MakeTensor<float>({0, 2}, {}), MakeVector<int32_t>({}),
+                                      MakeVector<int32_t>({2})});
+  EXPECT_EQ(Length(none), 0);
+}
+
+TEST(TensorList, ScatterErrorsNameTheIndexTheRowsAndTheShapes) {
+  Tensor rows = MakeTensor<float>({1, 2}, {1, 2});
+  ExpectError(ScatterNode(), {rows, MakeVector<int32_t>({-1}), UnknownShape()},
+              {"Indices in TensorListScatter must all be non-negative", "-1"});
+  ExpectError(ScatterNode(), {rows, MakeVector<int32_t>({0, 1}), UnknownShape()},
+              {"Invalid number of rows in input tensor. Expected: 2 Actual: 1"}, true);
+  ExpectError(ScatterNode(), {rows, MakeVector<int32_t>({0}), MakeVector<int32_t>({3})},
+              {"TensorListScatter", "[3]", "[2]"});
+  ExpectError(ScatterNode(), {MakeScalar(1.0f), MakeVector<int32_t>({0}), UnknownShape()},
+              {"rank >= 1"}, true);
+  // V2 with num_elements: an index past it is an error, not a longer list (as in TensorFlow).
+  NodeDef v2 =
+      MakeNode("TensorListScatterV2", 4, {{"element_dtype", F32()}, {"shape_type", I32()}});
+  ExpectError(v2, {rows, MakeVector<int32_t>({3}), UnknownShape(), MakeScalar(2)},
+              {"Trying to scatter at index 3", "list with size 2"});
+  EXPECT_EQ(Length(RunOk(v2, {rows, MakeVector<int32_t>({3}), UnknownShape(), MakeScalar(-1)})), 4);
 }
 
 TEST(TensorList, ErrorsNameTheIndexTheLengthAndTheShapes) {
@@ -319,6 +483,19 @@ TEST(TensorList, ShapeInferenceReadsTheElementShapeInputs) {
                                 {nullptr, &indices, &shape});
   ASSERT_TRUE(gather.ok()) << gather.status();
   EXPECT_EQ((*gather)[0], PartialTensorShape({2, -1, 3}));
+  auto concat = InferNodeShapes(rt, ConcatNode({4, -1, 3}), {PartialTensorShape({})}, {});
+  ASSERT_TRUE(concat.ok()) << concat.status();
+  EXPECT_EQ((*concat)[0], PartialTensorShape({-1, -1, 3}));
+  EXPECT_EQ((*concat)[1], PartialTensorShape({-1}));
+  auto scatter = InferNodeShapes(
+      rt, ScatterNode(),
+      {PartialTensorShape({2, 3}), PartialTensorShape({2}), PartialTensorShape({1})}, {});
+  ASSERT_TRUE(scatter.ok()) << scatter.status();
+  EXPECT_EQ((*scatter)[0], PartialTensorShape({}));
+  EXPECT_FALSE(InferNodeShapes(
+                   rt, ScatterNode(),
+                   {PartialTensorShape({}), PartialTensorShape({2}), PartialTensorShape({1})}, {})
+                   .ok());
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Gradients of the TensorList ops, as TensorFlow 2.21 defines them (list_ops.py): the gradient of
 // a list is a list of the same length whose element i is the gradient of element i, and each op's
 // gradient is its dual: PushBack and PopBack, Stack and FromTensor, GetItem and SetItem, Gather
-// and Scatter, Concat and Split, Resize and Resize back.
+// and Scatter, Concat and Split, Resize and Resize back. The V1 forms (TensorListConcat,
+// TensorListScatter) share their V2 forms' gradients, as in TensorFlow.
 //
 // A gradient list may have unset elements (the elements of a GetItem's gradient other than the
 // one read): they read as zeros wherever a gradient function reads elements, because every read
@@ -106,9 +107,11 @@ Output ScatteredRowsGrad(const Scope& s, const Output& dlist, const Output& tens
   return ops::TensorListGather(s, dlist, indices, RowShape(s, tensor), tensor.type());
 }
 
-// ScatterV2(tensor, indices, element_shape, num_elements) -> list.
-Status ScatterV2Grad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
-  *dx = {ScatteredRowsGrad(s, dy[0], op.input(0), op.input(1)), Output(), Output(), Output()};
+// Scatter(tensor, indices, element_shape) -> list, and ScatterV2 with num_elements: the rows'
+// gradient is gathered; the other inputs have none.
+Status ScatterGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  *dx = Grads(op.num_inputs());
+  (*dx)[0] = ScatteredRowsGrad(s, dy[0], op.input(0), op.input(1));
   return s.status();
 }
 
@@ -123,11 +126,11 @@ Status ScatterIntoExistingGrad(const Scope& s, const Operation& op, const Grads&
   return s.status();
 }
 
-// ConcatV2(list, element_shape, leading_dims) -> (tensor, lengths): the tensor's gradient split
-// by the lengths the forward op output.
+// Concat(list) and ConcatV2(list, element_shape, leading_dims) -> (tensor, lengths): the
+// tensor's gradient split by the lengths the forward op output; the list's is the only one.
 Status ConcatGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
-  Output split = ops::TensorListSplit(s, dy[0], ElementShape(s, op.input(0)), op.output(1));
-  *dx = {split, Output(), Output()};
+  *dx = Grads(op.num_inputs());
+  (*dx)[0] = ops::TensorListSplit(s, dy[0], ElementShape(s, op.input(0)), op.output(1));
   return s.status();
 }
 
@@ -152,8 +155,10 @@ void RegisterListGradients(GradientRegistry* r) {
   (void)r->Register("TensorListSetItem", SetItemGrad);
   (void)r->Register("TensorListResize", ResizeGrad);
   (void)r->Register("TensorListGather", GatherGrad);
-  (void)r->Register("TensorListScatterV2", ScatterV2Grad);
+  (void)r->Register("TensorListScatter", ScatterGrad);
+  (void)r->Register("TensorListScatterV2", ScatterGrad);
   (void)r->Register("TensorListScatterIntoExistingList", ScatterIntoExistingGrad);
+  (void)r->Register("TensorListConcat", ConcatGrad);
   (void)r->Register("TensorListConcatV2", ConcatGrad);
   (void)r->Register("TensorListSplit", SplitGrad);
   for (const char* op :

@@ -8,6 +8,7 @@
 // list only when nothing else holds it. Errors name the index, the list's length and the shapes,
 // as TensorFlow's do. Thread-safety: a kernel keeps no state between calls but its attrs.
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "kernels/builtin.h"
@@ -376,8 +377,10 @@ class GatherKernel : public ListKernel {
   }
 };
 
-// Writes the rows of `value` at `indices` of `list`, growing it where an index is past its end.
-Status ScatterRows(TensorList* list, const Tensor& value, const std::vector<int64_t>& indices) {
+// Writes the rows of `value` at `indices` of `list`, growing it where an index is past its end;
+// an index at or past `max_length` (unless -1) is an error, TensorListScatterV2's num_elements.
+Status ScatterRows(TensorList* list, const Tensor& value, const std::vector<int64_t>& indices,
+                   int64_t max_length = -1) {
   if (value.rank() < 1 || value.dim(0) != static_cast<int64_t>(indices.size()))
     return errors::InvalidArgument("Invalid number of rows in input tensor. Expected: ",
                                    indices.size(), " Actual: ",
@@ -387,6 +390,12 @@ Status ScatterRows(TensorList* list, const Tensor& value, const std::vector<int6
     if (indices[i] < 0)
       return errors::InvalidArgument("Indices in TensorListScatter must all be non-negative, got ",
                                      indices[i], " at position ", i);
+    if (max_length != -1 && indices[i] >= max_length)
+      return errors::InvalidArgument("TensorListScatter: Trying to scatter at index ", indices[i],
+                                     " (position ", i, " of indices) in list with size ",
+                                     max_length, " (num_elements)");
+  }
+  for (size_t i = 0; i < indices.size(); ++i) {
     CFX_ASSIGN_OR_RETURN(Tensor row, Row(value, static_cast<int64_t>(i)));
     CFX_RETURN_IF_ERROR(CheckItem(*list, row, "scatter"));
     if (indices[i] >= static_cast<int64_t>(list->tensors.size()))
@@ -409,43 +418,94 @@ class ScatterIntoExistingKernel : public ListKernel {
   }
 };
 
-class ScatterV2Kernel : public ListKernel {
+// TensorListScatter and TensorListScatterV2: a new list with row i of the tensor at indices[i].
+// V2's num_elements fixes the length (-1: as V1, as long as the largest index needs).
+class ScatterKernel : public ListKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    has_num_elements_ = op.input_arg.size() > 3;
+    return ListKernel::Init(node, op);
+  }
+
+ private:
   Status Run(KernelContext* c) override {
     const Tensor& value = c->inputs[0];
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, VectorInput(c, 1, "indices"));
     CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, ShapeFromTensor(c->inputs[2], "element_shape"));
-    CFX_ASSIGN_OR_RETURN(int64_t num_elements, ScalarInput(c, 3, "num_elements"));
-    if (num_elements < -1)
-      return errors::InvalidArgument("TensorListScatter expects num_elements >= -1, found: ",
-                                     num_elements);
-    CFX_ASSIGN_OR_RETURN(auto list, ListOfRows(dtype_, value, shape, "TensorListScatterV2"));
+    int64_t num_elements = -1;
+    if (has_num_elements_) {
+      CFX_ASSIGN_OR_RETURN(num_elements, ScalarInput(c, 3, "num_elements"));
+      if (num_elements < -1)
+        return errors::InvalidArgument("TensorListScatter expects num_elements >= -1, found: ",
+                                       num_elements);
+    }
+    CFX_ASSIGN_OR_RETURN(
+        auto list, ListOfRows(dtype_, value, shape,
+                              has_num_elements_ ? "TensorListScatterV2" : "TensorListScatter"));
     list->tensors.resize(std::max<int64_t>(num_elements, 0));
-    CFX_RETURN_IF_ERROR(ScatterRows(list.get(), value, indices));
+    CFX_RETURN_IF_ERROR(ScatterRows(list.get(), value, indices, num_elements));
     SetOutput(c, 0, ListTensor(std::move(list)));
     return Status();
   }
+
+  bool has_num_elements_ = false;
 };
 
+// TensorListConcat and TensorListConcatV2: the elements concatenated along dimension 0, and
+// their dimensions 0 (int64). The elements' shape is the list's merged with the op's: V2's
+// element_shape input, or V1's attr without its dimension 0 (which TensorFlow's V1 ignores). An
+// unset element is zeros of that shape past dimension 0, of leading_dims[i] rows where V2's
+// leading_dims has an entry for it, else of the dimension 0 that the shape fixes or that every
+// set element shares; an error naming the element when there is none.
 class ConcatKernel : public ListKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    CFX_RETURN_IF_ERROR(ListKernel::Init(node, op));
+    v1_ = op.input_arg.size() == 1;
+    if (!v1_) return Status();
+    PartialTensorShape attr;
+    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "element_shape", &attr));
+    if (attr.unknown_rank()) return Status();
+    if (attr.rank() == 0)
+      return errors::InvalidArgument(
+          "element_shape must not be empty: TensorListConcat needs elements of rank >= 1 to "
+          "concatenate along dimension 0, got the element_shape attr []");
+    std::vector<int64_t> dims = attr.dims();
+    dims[0] = kUnknownDim;
+    attr_shape_ = PartialTensorShape(std::move(dims));
+    return Status();
+  }
+
+ private:
   Status Run(KernelContext* c) override {
     CFX_ASSIGN_OR_RETURN(const TensorList* list, ListInput(c, 0, dtype_));
-    CFX_ASSIGN_OR_RETURN(PartialTensorShape requested,
-                         ShapeFromTensor(c->inputs[1], "element_shape"));
-    CFX_ASSIGN_OR_RETURN(std::vector<int64_t> leading, VectorInput(c, 2, "leading_dims"));
+    PartialTensorShape requested = attr_shape_;
+    std::vector<int64_t> leading;
+    if (!v1_) {
+      CFX_ASSIGN_OR_RETURN(requested, ShapeFromTensor(c->inputs[1], "element_shape"));
+      CFX_ASSIGN_OR_RETURN(leading, VectorInput(c, 2, "leading_dims"));
+    }
     CFX_ASSIGN_OR_RETURN(PartialTensorShape shape, MergedShape(*list, requested));
-    if (shape.unknown_rank() && list->tensors.empty())
-      return errors::InvalidArgument(
-          "Concat of an empty list needs an element shape of known rank");
-    // The shape past dimension 0 that every element must have.
-    PartialTensorShape inner = shape.unknown_rank()
-                                   ? PartialTensorShape::UnknownRank()
-                                   : PartialTensorShape(shape.rank() >= 1
-                                                            ? Except0(shape.dims())
-                                                            : std::vector<int64_t>{});
     if (!shape.unknown_rank() && shape.rank() < 1)
-      return errors::InvalidArgument("Concat saw a scalar element shape; elements need a "
-                                     "dimension 0 to concatenate along");
+      return errors::InvalidArgument(
+          "Concat requires elements to be at least vectors, found scalars instead (element "
+          "shape [])");
+    // What every element's shape must be past dimension 0, and its dimension 0 where known.
+    PartialTensorShape inner = PartialTensorShape::UnknownRank();
+    int64_t first = kUnknownDim;
+    if (!shape.unknown_rank()) {
+      inner = PartialTensorShape(Except0(shape.dims()));
+      first = shape.dim(0);
+    }
     const int64_t length = static_cast<int64_t>(list->tensors.size());
+    if (length == 0 && !inner.IsFullyDefined())
+      return errors::InvalidArgument(
+          "All except the first dimension must be fully defined when concating an empty tensor "
+          "list. element_shape: ",
+          inner.ToString());
+    // The dimension 0 of the unset elements: the shape's, else the one the set elements share.
+    int64_t shared = first;
+    bool seen = false;
     for (int64_t i = 0; i < length; ++i) {
       const Tensor& t = list->tensors[i];
       if (t.buffer() == nullptr) continue;
@@ -459,39 +519,40 @@ class ConcatKernel : public ListKernel {
                                        "are ",
                                        inner.ToString());
       inner = *std::move(merged);
+      if (first != kUnknownDim && t.dim(0) != first)
+        return errors::InvalidArgument("element ", i, " has shape ", t.shape().ToString(),
+                                       " but the element shape ", shape.ToString(),
+                                       " fixes dimension 0 at ", first);
+      if (first == kUnknownDim) shared = !seen || shared == t.dim(0) ? t.dim(0) : kUnknownDim;
+      seen = true;
     }
-    std::vector<Tensor> elements;
+    if (!inner.IsFullyDefined())
+      return errors::InvalidArgument(
+          "Trying to concat a list with only unset elements, but the element shape past "
+          "dimension 0 is not fully defined: ",
+          inner.ToString());
+    CFX_ASSIGN_OR_RETURN(TensorShape row, inner.AsTensorShape());
     Tensor lengths(DT_INT64, TensorShape({length}));
     int64_t rows = 0;
     for (int64_t i = 0; i < length; ++i) {
-      Tensor t = list->tensors[i];
-      if (t.buffer() == nullptr) {
-        if (static_cast<int64_t>(leading.size()) != length || !inner.IsFullyDefined())
-          return errors::InvalidArgument(
-              "element ", i, " of the list is unset: Concat needs leading_dims of the list's "
-              "length (", length, ", got ", leading.size(),
-              ") and a fully defined element shape past dimension 0, got ", inner.ToString());
-        std::vector<int64_t> dims{leading[i]};
-        dims.insert(dims.end(), inner.dims().begin(), inner.dims().end());
-        CFX_ASSIGN_OR_RETURN(TensorShape s, TensorShape::Make(dims));
-        CFX_ASSIGN_OR_RETURN(t, ZerosTensor(dtype_, s));
-      }
-      lengths.at<int64_t>(i) = t.dim(0);
-      rows += t.dim(0);
-      elements.push_back(std::move(t));
+      CFX_ASSIGN_OR_RETURN(int64_t n, ElementRows(*list, i, leading, shared));
+      if (n > std::numeric_limits<int64_t>::max() - rows)
+        return errors::InvalidArgument("Concat: the dimensions 0 sum past 2^63 at element ", i);
+      lengths.at<int64_t>(i) = n;
+      rows += n;
     }
-    if (!inner.IsFullyDefined() && elements.empty())
-      return errors::InvalidArgument("Concat of an empty list needs a fully defined element "
-                                     "shape past dimension 0, got ",
-                                     inner.ToString());
     std::vector<int64_t> dims{rows};
-    const std::vector<int64_t> past0 =
-        elements.empty() ? inner.dims() : Except0(elements[0].shape().dims());
-    dims.insert(dims.end(), past0.begin(), past0.end());
+    dims.insert(dims.end(), row.dims().begin(), row.dims().end());
     CFX_ASSIGN_OR_RETURN(TensorShape out_shape, TensorShape::Make(dims));
     CFX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(HostAllocator(), dtype_, out_shape));
     int64_t offset = 0;
-    for (const Tensor& t : elements) {
+    for (int64_t i = 0; i < length; ++i) {
+      Tensor t = list->tensors[i];
+      if (t.buffer() == nullptr) {
+        dims[0] = lengths.at<int64_t>(i);
+        CFX_ASSIGN_OR_RETURN(TensorShape zeros, TensorShape::Make(dims));
+        CFX_ASSIGN_OR_RETURN(t, ZerosTensor(dtype_, zeros));
+      }
       CopyElements(t, 0, &out, offset, t.num_elements());
       offset += t.num_elements();
     }
@@ -499,6 +560,33 @@ class ConcatKernel : public ListKernel {
     SetOutput(c, 1, std::move(lengths));
     return Status();
   }
+
+  // The dimension 0 of element i: its own when set; else leading_dims[i] when there is one, else
+  // `shared` (the shape's or the set elements'); an error naming the element without either.
+  StatusOr<int64_t> ElementRows(const TensorList& list, int64_t i,
+                                const std::vector<int64_t>& leading, int64_t shared) const {
+    const Tensor& t = list.tensors[i];
+    if (t.buffer() != nullptr) return t.dim(0);
+    if (i < static_cast<int64_t>(leading.size())) {
+      if (leading[i] < 0)
+        return errors::InvalidArgument("leading_dims[", i, "] must be >= 0, got ", leading[i]);
+      return leading[i];
+    }
+    if (shared != kUnknownDim) return shared;
+    if (v1_)
+      return errors::InvalidArgument(
+          "element ", i,
+          " is unset and neither the element shape nor the set elements (which must all share "
+          "one) fix its dimension 0: Concating lists with uninitialized tensors is not supported "
+          "in this version of TensorListConcat (TensorListConcatV2 takes leading_dims)");
+    return errors::InvalidArgument("List contains uninitialized tensor at index ", i,
+                                   " but leading_dims has only ", leading.size(),
+                                   " elements, and neither the element shape nor the set elements "
+                                   "(which must all share one) fix its dimension 0");
+  }
+
+  bool v1_ = false;
+  PartialTensorShape attr_shape_;  // V1's element_shape attr, dimension 0 unknown
 };
 
 class SplitKernel : public ListKernel {
@@ -593,7 +681,9 @@ void RegisterListKernels(KernelRegistry* r) {
   reg(BuiltinKernelDef<GatherKernel>("TensorListGather", "CPU", false, 0));
   reg(BuiltinKernelDef<ScatterIntoExistingKernel>("TensorListScatterIntoExistingList", "CPU",
                                                   false, 0));
-  reg(BuiltinKernelDef<ScatterV2Kernel>("TensorListScatterV2", "CPU", false, 0));
+  reg(BuiltinKernelDef<ScatterKernel>("TensorListScatter", "CPU", false, 0));
+  reg(BuiltinKernelDef<ScatterKernel>("TensorListScatterV2", "CPU", false, 0));
+  reg(BuiltinKernelDef<ConcatKernel>("TensorListConcat", "CPU", false, 0));
   reg(BuiltinKernelDef<ConcatKernel>("TensorListConcatV2", "CPU", false, 0));
   reg(BuiltinKernelDef<SplitKernel>("TensorListSplit", "CPU", false, 0));
   // The variant cases of two numeric ops, as TensorFlow registers its list's ZerosLike and

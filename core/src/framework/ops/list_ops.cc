@@ -41,6 +41,30 @@ Status ListOutput(InferenceContext& c, std::initializer_list<int> scalar_inputs)
   return Status();
 }
 
+// TensorListScatter(V2)'s list of the rows of input 0 at the indices of input 1 (a vector); V2's
+// num_elements is a scalar.
+Status ScatterOutput(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(c.WithRankAtLeast(0, 1).status());
+  CFX_RETURN_IF_ERROR(c.WithRank(1, 1).status());
+  if (c.num_inputs() > 3) return ListOutput(c, {3});
+  return ListOutput(c, {});
+}
+
+// TensorListConcat(V2)'s outputs: the elements, of shape `element`, concatenated along
+// dimension 0 ([?] + element[1:]), and one length per element.
+Status ConcatOutputs(InferenceContext& c, const PartialTensorShape& element) {
+  CFX_RETURN_IF_ERROR(c.WithRank(0, 0).status());
+  PartialTensorShape out = PartialTensorShape::UnknownRank();
+  if (!element.unknown_rank() && element.rank() >= 1) {
+    std::vector<int64_t> dims = element.dims();
+    dims[0] = kUnknownDim;
+    out = PartialTensorShape(std::move(dims));
+  }
+  c.set_output(0, std::move(out));
+  c.set_output(1, PartialTensorShape({kUnknownDim}));
+  return Status();
+}
+
 }  // namespace
 
 void RegisterListOps(OpRegistry* r) {
@@ -185,13 +209,20 @@ void RegisterListOps(OpRegistry* r) {
                        .Output("output_handle: variant")
                        .Attr("element_dtype: type")
                        .Attr("shape_type: {int32, int64}")
-                       .SetShapeFn([](InferenceContext& c) -> Status {
-                         CFX_RETURN_IF_ERROR(c.WithRankAtLeast(0, 1).status());
-                         CFX_RETURN_IF_ERROR(c.WithRank(1, 1).status());
-                         return ListOutput(c, {3});
-                       })
-                       .Summary("A list of at least `num_elements` elements with row i of "
-                                "`tensor` at `indices[i]`."));
+                       .SetShapeFn(ScatterOutput)
+                       .Summary("A list of `num_elements` elements (-1: as many as the largest "
+                                "index needs) with row i of `tensor` at `indices[i]`."));
+  r->RegisterOrDie(OpDefBuilder("TensorListScatter")
+                       .Input("tensor: element_dtype")
+                       .Input("indices: int32")
+                       .Input("element_shape: shape_type")
+                       .Output("output_handle: variant")
+                       .Attr("element_dtype: type")
+                       .Attr("shape_type: {int32, int64}")
+                       .SetShapeFn(ScatterOutput)
+                       .Summary("A list as long as the largest index needs with row i of "
+                                "`tensor` at `indices[i]` (TensorListScatterV2 with "
+                                "num_elements -1)."));
   r->RegisterOrDie(OpDefBuilder("TensorListConcatV2")
                        .Input("input_handle: variant")
                        .Input("element_shape: shape_type")
@@ -201,20 +232,25 @@ void RegisterListOps(OpRegistry* r) {
                        .Attr("element_dtype: type")
                        .Attr("shape_type: {int32, int64}")
                        .SetShapeFn([](InferenceContext& c) -> Status {
-                         CFX_RETURN_IF_ERROR(c.WithRank(0, 0).status());
                          CFX_ASSIGN_OR_RETURN(PartialTensorShape e, ElementShapeInput(c, 1));
-                         PartialTensorShape out = PartialTensorShape::UnknownRank();
-                         if (!e.unknown_rank() && e.rank() >= 1) {
-                           std::vector<int64_t> dims = e.dims();
-                           dims[0] = kUnknownDim;
-                           out = PartialTensorShape(std::move(dims));
-                         }
-                         c.set_output(0, out);
-                         c.set_output(1, PartialTensorShape({kUnknownDim}));
-                         return Status();
+                         return ConcatOutputs(c, e);
                        })
                        .Summary("The elements concatenated along dimension 0, and their "
                                 "lengths."));
+  r->RegisterOrDie(OpDefBuilder("TensorListConcat")
+                       .Input("input_handle: variant")
+                       .Output("tensor: element_dtype")
+                       .Output("lengths: int64")
+                       .Attr("element_dtype: type")
+                       .Attr("element_shape: shape = { unknown_rank: true }")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         PartialTensorShape e;
+                         CFX_RETURN_IF_ERROR(c.GetAttr("element_shape", &e));
+                         return ConcatOutputs(c, e);
+                       })
+                       .Summary("TensorListConcatV2 without leading_dims, the element shape an "
+                                "attr: an unset element takes the dimension 0 that the set ones "
+                                "share."));
   r->RegisterOrDie(OpDefBuilder("TensorListSplit")
                        .Input("tensor: element_dtype")
                        .Input("element_shape: shape_type")
