@@ -15,6 +15,7 @@
 #include "conflux/cc/client_session.h"
 #include "conflux/cc/control_flow.h"
 #include "conflux/cc/gradient_checker.h"
+#include "conflux/cc/gradients.h"
 #include "conflux/cc/ops/standard_ops.h"
 #include "kernel_test_util.h"
 
@@ -245,6 +246,25 @@ TEST(ListGradients, ScatterV1ThenStack) {
                             return ops::Mul(s, Stack(s, list, {2}), ops::Const(s, w));
                           }),
             kBound);
+}
+
+TEST(ListGradients, BatchedListOpsAreNotDifferentiable) {
+  // As TensorFlow's list_ops.py declares them: a path through them carries no gradient.
+  for (const char* op : {"TensorListConcatLists", "TensorListPushBackBatch"})
+    EXPECT_TRUE(StandardGradients().IsNoGradient(op)) << op;
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output x = ops::Placeholder(root, DT_DOUBLE);
+  Output joined =
+      ops::TensorListConcatLists(root, Rows(root, x), Rows(root, ops::Square(root, x)), DT_DOUBLE);
+  Output y = ops::Add(root, ops::Sum(root, Stack(root, joined), 0), x);
+  std::vector<Output> grads;
+  ASSERT_OK(AddSymbolicGradients(root, {y}, {x}, &grads));
+  ClientSession session(root, &TestRuntime());
+  std::vector<Tensor> out;
+  ASSERT_OK(session.Run({{x, {2.0, 3.0}}}, grads, &out));
+  // Only y's direct term in x: d(x)/dx = 1 each, nothing through the lists.
+  EXPECT_EQ(out[0].at<double>(0), 1.0);
+  EXPECT_EQ(out[0].at<double>(1), 1.0);
 }
 
 // for (i = 0; i < 3; ++i) vars = body(i, vars), returning the final vars (after the counter).

@@ -1,6 +1,7 @@
 // TensorList ops through the kernel harness: values, copy on write (an op never changes the list
-// its input holds), the unset elements of reserved lists, every error (naming the node, index,
-// length and shapes, as TensorFlow's do), and shape inference.
+// its input holds), the unset elements of reserved lists, batches of lists (variant vectors, as
+// TensorFlow's pfor makes), every error (naming the node, index, length and shapes, as
+// TensorFlow's do), and shape inference.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "conflux/kernel_runner.h"
+#include "framework/variant.h"
 #include "kernel_test_util.h"
 
 namespace cfx {
@@ -363,6 +365,109 @@ TEST(TensorList, ScatterErrorsNameTheIndexTheRowsAndTheShapes) {
   EXPECT_EQ(Length(RunOk(v2, {rows, MakeVector<int32_t>({3}), UnknownShape(), MakeScalar(-1)})), 4);
 }
 
+// A variant vector holding the lists of `lists` (scalar list tensors), and list k of such a
+// vector as a scalar list tensor.
+Tensor Batch(const std::vector<Tensor>& lists) {
+  Tensor batch(DT_VARIANT, TensorShape({static_cast<int64_t>(lists.size())}));
+  for (size_t k = 0; k < lists.size(); ++k) batch.at<Variant>(k) = lists[k].at<Variant>(0);
+  return batch;
+}
+Tensor ListOf(const Tensor& batch, int64_t k) {
+  Tensor list(DT_VARIANT, TensorShape());
+  list.at<Variant>(0) = batch.at<Variant>(k);
+  return list;
+}
+std::vector<float> Stacked(const Tensor& list) {
+  return Values<float>(RunOk(StackNode(), {list, UnknownShape()}));
+}
+NodeDef ConcatListsNode(const AttrValue& dtype = F32()) {
+  return MakeNode("TensorListConcatLists", 2, {{"element_dtype", dtype}});
+}
+NodeDef PushBackBatchNode() {
+  return MakeNode("TensorListPushBackBatch", 2, {{"element_dtype", F32()}});
+}
+
+TEST(TensorList, ConcatListsAppendsListBToListAElementWise) {
+  Tensor a0 = PushBack(Empty(), MakeVector<float>({1}));
+  Tensor a1 = PushBack(PushBack(Empty(), MakeVector<float>({2})), MakeVector<float>({3}));
+  Tensor b0 = PushBack(Empty(), MakeVector<float>({4}));
+  Tensor a = Batch({a0, a1});
+  Tensor out = RunOk(ConcatListsNode(), {a, Batch({b0, Empty()})});
+  EXPECT_EQ(out.shape(), TensorShape({2}));
+  EXPECT_EQ(Stacked(ListOf(out, 0)), (std::vector<float>{1, 4}));
+  EXPECT_EQ(Stacked(ListOf(out, 1)), (std::vector<float>{2, 3}));
+  // The input lists are unchanged; the tensors may be scalars; a list may be joined to itself.
+  EXPECT_EQ(Length(ListOf(a, 0)), 1);
+  EXPECT_EQ(Stacked(RunOk(ConcatListsNode(), {a1, b0})), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(Stacked(ListOf(RunOk(ConcatListsNode(), {a, a}), 1)), (std::vector<float>{2, 3, 2, 3}));
+  // Unset elements stay unset, and, as TensorFlow's, a's max_num_elements is not checked.
+  Tensor joined = RunOk(
+      ConcatListsNode(),
+      {PushBack(Empty(UnknownShape(), 1), MakeVector<float>({5})), Reserve(UnknownShape(), 2)});
+  EXPECT_EQ(Length(joined), 3);
+  EXPECT_EQ(Stacked(joined), (std::vector<float>{5, 0, 0}));
+}
+
+TEST(TensorList, ConcatListsErrorsNameTheInputAndIndex) {
+  Tensor list = PushBack(Empty(), MakeVector<float>({1}));
+  Tensor ints =
+      RunOk(MakeNode("EmptyTensorList", 2, {{"element_dtype", I32()}, {"shape_type", I32()}}),
+            {UnknownShape(), MakeScalar(-1)});
+  ExpectError(ConcatListsNode(), {Batch({list, list}), Batch({list, list, list})},
+              {"input_a has shape [2] and input_b has shape [3]"});
+  ExpectError(ConcatListsNode(), {Batch({list, list}), Batch({list, list, list})},
+              {"Incompatible input TensorList tensor shapes", "[2]", "[3]"}, true);
+  ExpectError(ConcatListsNode(), {Batch({list, list}), Batch({list, ints})},
+              {"input_b[1]", "op elements float but list elements int32"});
+  ExpectError(ConcatListsNode(I32()), {Batch({list, list}), Batch({list, ints})},
+              {"input_a[0]", "op elements int32 but list elements float"});
+  ExpectError(ConcatListsNode(),
+              {Batch({list, list}), Batch({list, Empty(MakeVector<int32_t>({1}))})},
+              {"element shapes are not identical at index 1", "<unknown>", "[1]"});
+  Tensor hole(DT_VARIANT, TensorShape({1}));
+  ExpectError(ConcatListsNode(), {hole, Batch({list})},
+              {"input_a[0] must hold a TensorList, got an empty variant"});
+}
+
+TEST(TensorList, PushBackBatchAppendsRowKToListK) {
+  Tensor a0 = PushBack(Empty(), MakeVector<float>({1}));
+  Tensor a1 = PushBack(PushBack(Empty(), MakeVector<float>({2})), MakeVector<float>({3}));
+  Tensor handles = Batch({a0, a1});
+  Tensor out = RunOk(PushBackBatchNode(), {handles, MakeTensor<float>({2, 1}, {7, 8})});
+  EXPECT_EQ(out.shape(), TensorShape({2}));
+  EXPECT_EQ(Stacked(ListOf(out, 0)), (std::vector<float>{1, 7}));
+  EXPECT_EQ(Stacked(ListOf(out, 1)), (std::vector<float>{2, 3, 8}));
+  EXPECT_EQ(Length(ListOf(handles, 1)), 2) << "PushBackBatch changed its input";
+  // As TensorFlow's, a full list takes the row; an empty batch is an empty vector.
+  Tensor full = PushBack(Empty(UnknownShape(), 1), MakeVector<float>({1}));
+  EXPECT_EQ(Length(ListOf(
+                RunOk(PushBackBatchNode(), {Batch({full}), MakeTensor<float>({1, 1}, {2})}), 0)),
+            2);
+  EXPECT_EQ(RunOk(PushBackBatchNode(), {Batch({}), MakeTensor<float>({0, 3}, {})}).shape(),
+            TensorShape({0}));
+}
+
+TEST(TensorList, PushBackBatchErrorsNameTheBatchSizeAndTheList) {
+  Tensor list = PushBack(Empty(MakeVector<int32_t>({1})), MakeVector<float>({1}));
+  Tensor handles = Batch({list, list});
+  // Three rows for two lists: shape inference, then the kernel itself.
+  ExpectError(PushBackBatchNode(), {handles, MakeTensor<float>({3, 1}, {7, 8, 9})},
+              {"input_handles holds 2 lists but tensor has 3 rows"});
+  ExpectError(PushBackBatchNode(), {handles, MakeTensor<float>({3, 1}, {7, 8, 9})},
+              {"tensor.shape[0] == input_handles.size", "3 vs. 2"}, true);
+  ExpectError(PushBackBatchNode(), {handles, MakeScalar(1.0f)}, {"at least a vector", "[]"}, true);
+  ExpectError(PushBackBatchNode(), {list, MakeTensor<float>({1, 1}, {7})},
+              {"input_handles to be a vector", "[]"}, true);
+  ExpectError(PushBackBatchNode(),
+              {Batch({list, Empty(MakeVector<int32_t>({2}))}), MakeTensor<float>({2, 1}, {7, 8})},
+              {"input_handles[1]", "[1]", "[2]", "incompatible"});
+  Tensor ints =
+      RunOk(MakeNode("EmptyTensorList", 2, {{"element_dtype", I32()}, {"shape_type", I32()}}),
+            {UnknownShape(), MakeScalar(-1)});
+  ExpectError(PushBackBatchNode(), {Batch({list, ints}), MakeTensor<float>({2, 1}, {7, 8})},
+              {"input_handles[1]", "op elements float but list elements int32"});
+}
+
 TEST(TensorList, ErrorsNameTheIndexTheLengthAndTheShapes) {
   Tensor list = PushBack(Empty(MakeVector<int32_t>({2})), MakeVector<float>({1, 2}));
   ExpectError(GetItemNode(), {list, MakeScalar(5), UnknownShape()},
@@ -495,6 +600,17 @@ TEST(TensorList, ShapeInferenceReadsTheElementShapeInputs) {
   EXPECT_FALSE(InferNodeShapes(
                    rt, ScatterNode(),
                    {PartialTensorShape({}), PartialTensorShape({2}), PartialTensorShape({1})}, {})
+                   .ok());
+  auto lists = InferNodeShapes(rt, ConcatListsNode(),
+                               {PartialTensorShape({2, -1}), PartialTensorShape({-1, 3})}, {});
+  ASSERT_TRUE(lists.ok()) << lists.status();
+  EXPECT_EQ((*lists)[0], PartialTensorShape({2, 3}));
+  auto batch = InferNodeShapes(rt, PushBackBatchNode(),
+                               {PartialTensorShape({-1}), PartialTensorShape({4, 2})}, {});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ((*batch)[0], PartialTensorShape({4}));
+  EXPECT_FALSE(InferNodeShapes(rt, PushBackBatchNode(),
+                               {PartialTensorShape({}), PartialTensorShape({4, 2})}, {})
                    .ok());
 }
 

@@ -161,8 +161,11 @@ void RegisterListGradients(GradientRegistry* r) {
   (void)r->Register("TensorListConcat", ConcatGrad);
   (void)r->Register("TensorListConcatV2", ConcatGrad);
   (void)r->Register("TensorListSplit", SplitGrad);
+  // TensorFlow's list_ops.py declares the batched ops (TensorListConcatLists,
+  // TensorListPushBackBatch) not differentiable, as it does Length and ElementShape.
   for (const char* op :
-       {"EmptyTensorList", "TensorListReserve", "TensorListLength", "TensorListElementShape"})
+       {"EmptyTensorList", "TensorListReserve", "TensorListLength", "TensorListElementShape",
+        "TensorListConcatLists", "TensorListPushBackBatch"})
     r->RegisterNoGradient(op);
 }
 

@@ -636,6 +636,75 @@ class SplitKernel : public ListKernel {
   }
 };
 
+// TensorListConcatLists: output[k] is input_a[k] with the elements of input_b[k] appended, for
+// two variant tensors of one shape holding lists of element_dtype with identical element shapes.
+// As TensorFlow's, it keeps a's max_num_elements without checking it.
+class ConcatListsKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    const Tensor& a = c->inputs[0];
+    const Tensor& b = c->inputs[1];
+    if (a.shape() != b.shape())
+      return errors::InvalidArgument("Incompatible input TensorList tensor shapes: input_a is ",
+                                     a.shape().ToString(), " but input_b is ", b.shape().ToString(),
+                                     "; they must be equal");
+    std::vector<const TensorList*> tails;
+    for (int64_t k = 0; k < a.num_elements(); ++k) {
+      CFX_ASSIGN_OR_RETURN(const TensorList* head, ListAt(a, k, dtype_, "input_a"));
+      CFX_ASSIGN_OR_RETURN(const TensorList* tail, ListAt(b, k, dtype_, "input_b"));
+      if (!(head->element_shape == tail->element_shape))
+        return errors::InvalidArgument(
+            "input_a and input_b TensorList element shapes are not identical at index ", k,
+            ". Saw ", head->element_shape.ToString(), " vs. ", tail->element_shape.ToString());
+      tails.push_back(tail);
+    }
+    Tensor out(DT_VARIANT, a.shape());
+    for (int64_t k = 0; k < a.num_elements(); ++k) {
+      std::shared_ptr<TensorList> list = TakeOrCopyList(c->inputs[0], k);
+      list->tensors.insert(list->tensors.end(), tails[k]->tensors.begin(), tails[k]->tensors.end());
+      out.at<Variant>(k) = std::move(list);
+    }
+    SetOutput(c, 0, std::move(out));
+    return Status();
+  }
+};
+
+// TensorListPushBackBatch: output_handles[k] is input_handles[k] (a vector of lists) with row k
+// of the tensor appended. As TensorFlow's, it does not check the lists' max_num_elements.
+class PushBackBatchKernel : public ListKernel {
+  Status Run(KernelContext* c) override {
+    const Tensor& handles = c->inputs[0];
+    const Tensor& value = c->inputs[1];
+    if (handles.rank() != 1)
+      return errors::InvalidArgument("Expected input_handles to be a vector, but saw shape: ",
+                                     handles.shape().ToString());
+    if (value.rank() < 1)
+      return errors::InvalidArgument(
+          "Expected tensor to be at least a vector (one row per list), but saw shape: ",
+          value.shape().ToString());
+    const int64_t batch = handles.dim(0);
+    if (value.dim(0) != batch)
+      return errors::InvalidArgument("Expected tensor.shape[0] == input_handles.size, but saw ",
+                                     value.dim(0), " vs. ", batch, " (tensor shape ",
+                                     value.shape().ToString(), ")");
+    std::vector<Tensor> rows;
+    for (int64_t k = 0; k < batch; ++k) {
+      CFX_ASSIGN_OR_RETURN(const TensorList* list, ListAt(handles, k, dtype_, "input_handles"));
+      CFX_ASSIGN_OR_RETURN(Tensor row, Row(value, k));
+      Status s = CheckItem(*list, row, "push");
+      if (!s.ok()) return s.WithPrefix(StrCat("input_handles[", k, "]: "));
+      rows.push_back(std::move(row));
+    }
+    Tensor out(DT_VARIANT, handles.shape());
+    for (int64_t k = 0; k < batch; ++k) {
+      std::shared_ptr<TensorList> list = TakeOrCopyList(c->inputs[0], k);
+      list->tensors.push_back(std::move(rows[k]));
+      out.at<Variant>(k) = std::move(list);
+    }
+    SetOutput(c, 0, std::move(out));
+    return Status();
+  }
+};
+
 // ZerosLike of a list (T=variant): the gradient of a list nothing downstream differentiates.
 class ZerosLikeListKernel : public ListKernel {
   Status Run(KernelContext* c) override {
@@ -675,7 +744,7 @@ void RegisterListKernels(KernelRegistry* r) {
   reg(BuiltinKernelDef<LengthKernel>("TensorListLength", "CPU", false, cheap));
   reg(BuiltinKernelDef<ElementShapeKernel>("TensorListElementShape", "CPU", false, cheap));
   reg(BuiltinKernelDef<ResizeKernel>("TensorListResize", "CPU", false, cheap));
-  // These copy whole tensors: not inexpensive.
+  // These copy whole tensors, or the lists of a batch: not inexpensive.
   reg(BuiltinKernelDef<FromTensorKernel>("TensorListFromTensor", "CPU", false, 0));
   reg(BuiltinKernelDef<StackKernel>("TensorListStack", "CPU", false, 0));
   reg(BuiltinKernelDef<GatherKernel>("TensorListGather", "CPU", false, 0));
@@ -686,6 +755,8 @@ void RegisterListKernels(KernelRegistry* r) {
   reg(BuiltinKernelDef<ConcatKernel>("TensorListConcat", "CPU", false, 0));
   reg(BuiltinKernelDef<ConcatKernel>("TensorListConcatV2", "CPU", false, 0));
   reg(BuiltinKernelDef<SplitKernel>("TensorListSplit", "CPU", false, 0));
+  reg(BuiltinKernelDef<ConcatListsKernel>("TensorListConcatLists", "CPU", false, 0));
+  reg(BuiltinKernelDef<PushBackBatchKernel>("TensorListPushBackBatch", "CPU", false, 0));
   // The variant cases of two numeric ops, as TensorFlow registers its list's ZerosLike and
   // AddN: the device plugins' kernels of these ops take no variants. Both write every element.
   for (KernelDef def : {BuiltinKernelDef<ZerosLikeListKernel>("ZerosLike", "CPU", false, 0),

@@ -14,22 +14,26 @@ std::string TensorList::DebugString() const {
 }
 
 namespace {
-StatusOr<const TensorList*> ListIn(const Tensor& t, int i, DataType element_dtype) {
-  if (t.dtype() != DT_VARIANT || t.num_elements() != 1 || t.buffer() == nullptr)
-    return errors::InvalidArgument("input ", i, " must be a scalar variant holding a TensorList, got a ",
-                                   DataTypeString(t.dtype()), " tensor of shape ",
-                                   t.shape().ToString());
-  const auto* list = dynamic_cast<const TensorList*>(t.at<Variant>(0).get());
-  if (list == nullptr) {
-    const Variant& v = t.at<Variant>(0);
-    return errors::InvalidArgument("input ", i, " must hold a TensorList, got ",
+// The list variant `v` holds, of `element_dtype` (DT_INVALID: any); `where` names it in errors.
+StatusOr<const TensorList*> HeldList(const Variant& v, DataType element_dtype,
+                                     const std::string& where) {
+  const auto* list = dynamic_cast<const TensorList*>(v.get());
+  if (list == nullptr)
+    return errors::InvalidArgument(where, " must hold a TensorList, got ",
                                    v != nullptr ? v->TypeName() : std::string("an empty variant"));
-  }
   if (element_dtype != DT_INVALID && list->element_dtype != element_dtype)
     return errors::InvalidArgument("Invalid data types; op elements ",
                                    DataTypeString(element_dtype), " but list elements ",
-                                   DataTypeString(list->element_dtype));
+                                   DataTypeString(list->element_dtype), " (", where, ")");
   return list;
+}
+
+StatusOr<const TensorList*> ListIn(const Tensor& t, int i, DataType element_dtype) {
+  if (t.dtype() != DT_VARIANT || t.num_elements() != 1 || t.buffer() == nullptr)
+    return errors::InvalidArgument(
+        "input ", i, " must be a scalar variant holding a TensorList, got a ",
+        DataTypeString(t.dtype()), " tensor of shape ", t.shape().ToString());
+  return HeldList(t.at<Variant>(0), element_dtype, StrCat("input ", i));
 }
 }  // namespace
 
@@ -39,16 +43,27 @@ StatusOr<const TensorList*> ListInput(const KernelContext* c, int i, DataType el
 
 StatusOr<std::shared_ptr<TensorList>> ForwardOrCopyList(KernelContext* c, int i,
                                                         DataType element_dtype) {
-  Tensor& t = c->inputs[i];
-  CFX_ASSIGN_OR_RETURN(const TensorList* list, ListIn(t, i, element_dtype));
-  Variant& held = t.at<Variant>(0);
-  // The input tensor is the only reference to its buffer and the buffer the only holder of the
-  // list: nothing else can read it, so the list is taken instead of copied.
+  CFX_RETURN_IF_ERROR(ListIn(c->inputs[i], i, element_dtype).status());
+  return TakeOrCopyList(c->inputs[i], 0);
+}
+
+StatusOr<const TensorList*> ListAt(const Tensor& t, int64_t k, DataType element_dtype,
+                                   const std::string& what) {
+  if (t.dtype() != DT_VARIANT)
+    return errors::InvalidArgument(what, " must be a variant tensor of TensorLists, got a ",
+                                   DataTypeString(t.dtype()), " tensor");
+  return HeldList(t.at<Variant>(k), element_dtype, StrCat(what, "[", k, "]"));
+}
+
+std::shared_ptr<TensorList> TakeOrCopyList(Tensor& t, int64_t k) {
+  Variant& held = t.at<Variant>(k);
+  // The tensor is the only reference to its buffer and the buffer the only holder of the list:
+  // nothing else can read it, so the list is taken instead of copied.
   if (t.RefCountIsOne() && held.use_count() == 1) {
     auto owned = std::const_pointer_cast<VariantValue>(std::move(held));
     return std::static_pointer_cast<TensorList>(std::move(owned));
   }
-  return std::make_shared<TensorList>(*list);
+  return std::make_shared<TensorList>(static_cast<const TensorList&>(*held));
 }
 
 Tensor ListTensor(std::shared_ptr<const TensorList> list) {

@@ -41,6 +41,15 @@ StatusOr<const TensorList*> ListInput(const KernelContext* c, int i, DataType el
 // or value holds it (it is moved out of the input), otherwise a copy.
 StatusOr<std::shared_ptr<TensorList>> ForwardOrCopyList(KernelContext* c, int i,
                                                         DataType element_dtype);
+// Batched lists (TensorListConcatLists, TensorListPushBackBatch): a variant tensor of any shape
+// holding one list per element. ListAt: the list element `k` of `t` holds, checked to hold
+// `element_dtype`; InvalidArgument naming `what`[k] ("input_a[1]") when it holds no list or one
+// of another dtype. TakeOrCopyList: a list to change and output in place of that element (which
+// ListAt accepted): the element's own list when no other tensor or value holds it (it is moved
+// out of `t`), otherwise a copy.
+StatusOr<const TensorList*> ListAt(const Tensor& t, int64_t k, DataType element_dtype,
+                                   const std::string& what);
+std::shared_ptr<TensorList> TakeOrCopyList(Tensor& t, int64_t k);
 // A scalar variant host tensor holding `list`.
 Tensor ListTensor(std::shared_ptr<const TensorList> list);
 

@@ -18,17 +18,6 @@ namespace {
 using shape_rules::Dims;
 using shape_rules::kUnknown;
 
-// Both inputs have one shape, the output's (TensorFlow's MergeBothInputsShapeFn).
-Status MergeBothInputsShape(InferenceContext& c) {
-  auto merged = c.input(0).Merge(c.input(1));
-  if (!merged.ok())
-    return c.Error(c.op().input_arg[0].name + " has shape " + c.input(0).ToString() + " and " +
-                   c.op().input_arg[1].name + " has shape " + c.input(1).ToString() +
-                   "; they must be equal");
-  c.set_output(0, *merged);
-  return Status();
-}
-
 // r0 and r1 are vectors, of known length when s0 and s1 are constants.
 Status BroadcastGradientArgsShape(InferenceContext& c) {
   CFX_RETURN_IF_ERROR(c.WithRank(0, 1).status());

@@ -7,6 +7,7 @@
 // whose op was given only -1 (unknown rank) is unknown, where TensorFlow may know more.
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
+#include "framework/ops/shape_fn_util.h"
 
 namespace cfx::internal {
 namespace {
@@ -265,6 +266,35 @@ void RegisterListOps(OpRegistry* r) {
                        })
                        .Summary("A list of the pieces of `tensor` along dimension 0 of "
                                 "`lengths` rows."));
+  // Batches of lists: variant tensors of any shape (ConcatLists) or vectors (PushBackBatch)
+  // holding one list per element, as TensorFlow's pfor vectorizes the list ops of a loop body.
+  r->RegisterOrDie(OpDefBuilder("TensorListConcatLists")
+                       .Input("input_a: variant")
+                       .Input("input_b: variant")
+                       .Output("output: variant")
+                       .Attr("element_dtype: type")
+                       .SetShapeFn(MergeBothInputsShape)
+                       .Summary("Element-wise, list a[i] with the elements of list b[i] "
+                                "appended."));
+  r->RegisterOrDie(
+      OpDefBuilder("TensorListPushBackBatch")
+          .Input("input_handles: variant")
+          .Input("tensor: element_dtype")
+          .Output("output_handles: variant")
+          .Attr("element_dtype: type")
+          .SetShapeFn([](InferenceContext& c) -> Status {
+            CFX_ASSIGN_OR_RETURN(PartialTensorShape handles, c.WithRank(0, 1));
+            CFX_ASSIGN_OR_RETURN(PartialTensorShape tensor, c.WithRankAtLeast(1, 1));
+            const PartialTensorShape rows({tensor.unknown_rank() ? kUnknownDim : tensor.dim(0)});
+            auto batch = handles.Merge(rows);
+            if (!batch.ok())
+              return c.Error(StrCat("input_handles holds ", handles.dim(0),
+                                    " lists but tensor has ", tensor.dim(0),
+                                    " rows; there must be one row per list"));
+            c.set_output(0, *std::move(batch));
+            return Status();
+          })
+          .Summary("Element-wise, list input_handles[i] with row i of `tensor` appended."));
 }
 
 }  // namespace cfx::internal

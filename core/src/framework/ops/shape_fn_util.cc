@@ -7,6 +7,16 @@ Status RuleStatus(const InferenceContext& c, const std::string& error) {
   return error.empty() ? Status() : c.Error(error);
 }
 
+Status MergeBothInputsShape(InferenceContext& c) {
+  auto merged = c.input(0).Merge(c.input(1));
+  if (!merged.ok())
+    return c.Error(c.op().input_arg[0].name + " has shape " + c.input(0).ToString() + " and " +
+                   c.op().input_arg[1].name + " has shape " + c.input(1).ToString() +
+                   "; they must be equal");
+  c.set_output(0, *merged);
+  return Status();
+}
+
 std::optional<std::vector<int64_t>> ConstValues(const InferenceContext& c, int i) {
   const Tensor* t = c.input_tensor(i);
   if (t == nullptr) return std::nullopt;

@@ -1,5 +1,5 @@
 // Helpers shared by the standard ops' shape functions (framework/ops/*.cc): reading constant
-// inputs and reporting the verdicts of conflux/sdk/shape_rules.h. Stateless.
+// inputs, merging inputs and reporting the verdicts of conflux/sdk/shape_rules.h. Stateless.
 #ifndef CONFLUX_CORE_SRC_FRAMEWORK_OPS_SHAPE_FN_UTIL_H_
 #define CONFLUX_CORE_SRC_FRAMEWORK_OPS_SHAPE_FN_UTIL_H_
 
@@ -14,6 +14,10 @@ namespace cfx::internal {
 
 // A shape rule's verdict ("" or the reason) as a Status: InvalidArgument naming the node.
 Status RuleStatus(const InferenceContext& c, const std::string& error);
+
+// Output 0 is inputs 0 and 1 merged: both have its shape (TensorFlow's MergeBothInputsShapeFn).
+// InvalidArgument naming both inputs and their shapes when they contradict each other.
+Status MergeBothInputsShape(InferenceContext& c);
 
 // The values of input i when it is a constant int8/int16/int32/int64 tensor.
 std::optional<std::vector<int64_t>> ConstValues(const InferenceContext& c, int i);
