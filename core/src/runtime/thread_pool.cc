@@ -34,10 +34,11 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::Schedule(std::function<void()> fn) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(fn));
-  }
+  // Notified under the lock: once it is released a worker may run the task, end the last step
+  // of a session and let its owner destroy the pool, while a thread outside the pool (an
+  // asynchronous kernel's completion) would still be notifying the destroyed condition variable.
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.push_back(std::move(fn));
   cv_.notify_one();
 }
 
