@@ -8,6 +8,7 @@
 #include "conflux/cc/gradients.h"
 #include "conflux/cc/ops/standard_ops.h"
 #include "conflux/runtime.h"
+#include "gradient_buckets.h"
 
 namespace cfx {
 namespace {
@@ -155,21 +156,14 @@ std::vector<std::vector<Output>> DistributedOptimizer::AllReduce(
     elements[k] = 1;
     for (int64_t d : shape.dims()) elements[k] *= d;
   }
-  // Buckets of consecutive gradients, last first (the backward pass makes those first), of one
-  // dtype and up to fusion_bytes each; a larger gradient goes alone.
-  std::vector<std::vector<size_t>> buckets;
-  int64_t bucket_bytes = 0;
-  for (size_t k = count; k-- > 0;) {
-    const DataType dtype = BaseType(vars[k].type());
-    const int64_t bytes = elements[k] * static_cast<int64_t>(DataTypeSize(dtype));
-    if (buckets.empty() || BaseType(vars[buckets.back().front()].type()) != dtype ||
-        bucket_bytes + bytes > dp_.fusion_bytes()) {
-      buckets.emplace_back();
-      bucket_bytes = 0;
-    }
-    buckets.back().push_back(k);
-    bucket_bytes += bytes;
+  std::vector<int64_t> grad_bytes(count);
+  std::vector<DataType> dtypes(count);
+  for (size_t k = 0; k < count; ++k) {
+    dtypes[k] = BaseType(vars[k].type());
+    grad_bytes[k] = elements[k] * static_cast<int64_t>(DataTypeSize(dtypes[k]));
   }
+  const std::vector<std::vector<size_t>> buckets =
+      internal::GradientBuckets(grad_bytes, dtypes, dp_.fusion_bytes());
   std::vector<std::vector<Output>> out(n, std::vector<Output>(count));
   // The mean of one tensor of `bytes` over the replicas; float32 travels as wire_dtype when the
   // cluster compresses (cluster.compression) and the tensor is not too small for it.
@@ -184,8 +178,7 @@ std::vector<std::vector<Output>> DistributedOptimizer::AllReduce(
   for (const std::vector<size_t>& bucket : buckets) {
     const int32_t instance = next_instance_++;
     int64_t bucket_bytes = 0;
-    for (size_t k : bucket)
-      bucket_bytes += elements[k] * static_cast<int64_t>(DataTypeSize(BaseType(vars[k].type())));
+    for (size_t k : bucket) bucket_bytes += grad_bytes[k];
     for (int r = 0; r < n; ++r) {
       Scope s = dp_.ReplicaScope(r).NewSubScope("allreduce");
       if (bucket.size() == 1) {
@@ -458,5 +451,29 @@ SyncReplicas::Steps SyncReplicas::Minimize(const std::vector<Output>& losses,
   steps.accumulators = accumulators;
   return steps;
 }
+
+namespace internal {
+
+std::vector<std::vector<size_t>> GradientBuckets(const std::vector<int64_t>& bytes,
+                                                 const std::vector<DataType>& dtypes,
+                                                 int64_t fusion_bytes) {
+  std::vector<std::vector<size_t>> buckets;
+  int64_t bucket_bytes = 0;
+  bool open = false;  // the last bucket takes more gradients
+  for (size_t k = bytes.size(); k-- > 0;) {
+    const bool alone = bytes[k] >= kGradientAloneBytes;
+    if (alone || !open || dtypes[buckets.back().front()] != dtypes[k] ||
+        bucket_bytes + bytes[k] > fusion_bytes) {
+      buckets.emplace_back();
+      bucket_bytes = 0;
+    }
+    buckets.back().push_back(k);
+    bucket_bytes += bytes[k];
+    open = !alone;
+  }
+  return buckets;
+}
+
+}  // namespace internal
 
 }  // namespace cfx

@@ -14,8 +14,9 @@
 //   Operation sync = dp.BroadcastVariables(root);  // run once after initializing or restoring
 //
 // Gradients are all-reduced in buckets of up to `cluster.fusion_bytes` (tensor fusion: small
-// gradients are concatenated into one reduction), last layer first: the backward pass produces
-// those first, so their reduction overlaps the rest of the backward pass. With
+// gradients are concatenated into one reduction; one of 1 MiB or more goes alone, reduced in
+// place), last layer first: the backward pass produces those first, so their reduction overlaps
+// the rest of the backward pass. With
 // `cluster.compression` (truncate16 or half) float32 gradients are reduced as bfloat16 or half
 // (Horovod's fp16 compression): half the bytes, the same values on every replica.
 #ifndef CONFLUX_CC_DISTRIBUTED_H_
