@@ -240,13 +240,12 @@ void MpiCollectives::AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, 
                                sdk::TransportDone done) {
   sdk::Result<Reduction> how = ops_.For(dtype, op);
   if (!how.ok()) return done(how.status());
-  const Ranks group = ranks;
-  if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
+  if (sdk::Status s = CheckGroup(ranks); !s.ok()) return done(s);
   const Reduction reduction = how.value();
   const size_t size = sdk::DTypeSize(dtype);
-  const int members = group.empty() ? e_->size : static_cast<int>(group.size());
+  const int members = ranks.empty() ? e_->size : static_cast<int>(ranks.size());
   Issue(
-      "MPI_Allreduce", group,
+      "MPI_Allreduce", ranks,
       [=](MPI_Comm comm, std::vector<MPI_Request>* requests) {
         for (uint64_t start = 0; start < count; start += kMaxPiece) {
           char* out = static_cast<char*>(output) + start * size;
@@ -276,14 +275,13 @@ void MpiCollectives::AllGather(Ranks ranks, cfx_dtype dtype, const void* input, 
   const size_t size = sdk::DTypeSize(dtype);
   if (size == 0)
     return done(sdk::Unimplemented("mpi collectives: no all-gather of ", sdk::DTypeName(dtype)));
-  const Ranks group = ranks;
-  if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
+  if (sdk::Status s = CheckGroup(ranks); !s.ok()) return done(s);
   const uint64_t bytes = count * size;
-  const int index = IndexIn(group, e_->rank);
+  const int index = IndexIn(ranks, e_->rank);
   // A derived type past INT_MAX bytes, freed when done.
   auto block = std::make_shared<MPI_Datatype>(MPI_BYTE);
   Issue(
-      "MPI_Allgather", group,
+      "MPI_Allgather", ranks,
       [=](MPI_Comm comm, std::vector<MPI_Request>* requests) {
         if (bytes == 0) return MPI_SUCCESS;
         int n = static_cast<int>(bytes);
@@ -310,15 +308,14 @@ void MpiCollectives::Broadcast(Ranks ranks, cfx_dtype dtype, void* buffer, uint6
   const size_t size = sdk::DTypeSize(dtype);
   if (size == 0)
     return done(sdk::Unimplemented("mpi collectives: no broadcast of ", sdk::DTypeName(dtype)));
-  const Ranks group = ranks;
-  if (sdk::Status s = CheckGroup(group); !s.ok()) return done(s);
-  const int root_index = root >= 0 && root < e_->size ? IndexIn(group, root) : -1;
+  if (sdk::Status s = CheckGroup(ranks); !s.ok()) return done(s);
+  const int root_index = root >= 0 && root < e_->size ? IndexIn(ranks, root) : -1;
   if (root_index < 0)
-    return done(sdk::InvalidArgument("mpi collectives: broadcast ", Describe(group), ": root ",
+    return done(sdk::InvalidArgument("mpi collectives: broadcast ", Describe(ranks), ": root ",
                                      root, " is not a member"));
   const uint64_t bytes = count * size;
   Issue(
-      "MPI_Bcast", group,
+      "MPI_Bcast", ranks,
       [=](MPI_Comm comm, std::vector<MPI_Request>* requests) {
         for (uint64_t start = 0; start < bytes; start += kMaxPiece) {
           char* at = static_cast<char*>(buffer) + start;

@@ -151,8 +151,8 @@ void Finish(const std::shared_ptr<Call>& call, const Status& s, bool transport_d
   call->done();
 }
 
-void Transfer(const std::shared_ptr<Params>& p, Collectives* collectives,
-              const std::shared_ptr<Call>& call) {
+void Transfer(Collectives* collectives, const std::shared_ptr<Call>& call) {
+  const Params* p = call->p.get();
   auto then = [call](const Status& s) {
     if (call->finished.load()) return LateCompletion(call, s);
     Finish(call, s, /*transport_done=*/true);
@@ -307,7 +307,7 @@ class CollectiveKernel : public BuiltinKernel {
       verify = !p_->verified || p_->verified_shape != shape;
     }
     if (!verify) {
-      Transfer(p_, collectives, call);
+      Transfer(collectives, call);
       return Status();
     }
     const int64_t h = ShapeFingerprint(p_->dtype, shape);
@@ -343,7 +343,7 @@ class CollectiveKernel : public BuiltinKernel {
             p->verified = true;
             p->verified_shape = shape;
           }
-          Transfer(p, collectives, call);
+          Transfer(collectives, call);
         });
     return Status();
   }

@@ -255,7 +255,6 @@ class ExecutorState {
     for (int id : ex_.roots_) ready.push_back({id, &root_, 0, false});
     root_.Iter(0)->outstanding_ops = static_cast<int>(ready.size());
     Schedule(ready, &scratch->inline_ready);
-    ready.clear();
     Process(*scratch);
   }
 
@@ -811,17 +810,15 @@ class ExecutorState {
         return false;  // the done callback finishes the node
       // Done before ComputeAsync returned: finish it here, keep the call and its vectors.
       call.reset(raw);
-      FinishNode(tn, item, call->ctx, outs, ready, call->start_us);
+      FinishNode(tn, item, call->ctx, outs, ready, start_us);
       inputs.swap(call->inputs);
       refs.swap(call->refs);
-      for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
-      refs.clear();
       spare_call = std::move(call);
-      return true;
+    } else {
+      InitContext(tn, item, &ctx, &inputs, &refs);
+      item.kernel->ComputeSync(&ctx);
+      FinishNode(tn, item, ctx, outs, ready, start_us);
     }
-    InitContext(tn, item, &ctx, &inputs, &refs);
-    item.kernel->ComputeSync(&ctx);
-    FinishNode(tn, item, ctx, outs, ready, start_us);
     for (int i = 0; i < item.num_inputs; ++i) inputs[i] = Tensor();
     if (item.has_ref_inputs) refs.clear();
     return true;
@@ -869,7 +866,6 @@ class ExecutorState {
     self->FinishNode(call->node, item, call->ctx, scratch->outs, &scratch->ready, call->start_us);
     call.reset();
     self->NodeDone(scratch->ready, &scratch->inline_ready);
-    scratch->ready.clear();
     if (!scratch->inline_ready.empty()) self->Process(*scratch);
   }
 

@@ -287,11 +287,11 @@ Status Session::Run(const RunOptions& options,
         [group](std::string_view d) { return group->RankOfDevice(d); },
         [group](int rank) { return group->task_name(rank); },
         [&cancellation](const Status& s) { cancellation.StartCancel(s); }, &impl.compression);
+    rendezvous = remote_rendezvous.get();
     step.collectives = group->host_collectives();
   }
   step.cancellation = &cancellation;
   step.env = impl.runtime->env();
-  if (remote_rendezvous != nullptr) rendezvous = remote_rendezvous.get();
   step.rendezvous = rendezvous;
   step.call_frame = &frame;
   step.collect_stats = options.trace && metadata != nullptr;
