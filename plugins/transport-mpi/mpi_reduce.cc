@@ -79,6 +79,33 @@ void DivideAll(void* data, uint64_t count, int n) {
   for (uint64_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(n));
 }
 
+// Floating point: a division by a power of two is a multiplication by its reciprocal, which is
+// exact, so the result is the same to the bit (both round the same real x / 2^k); other group
+// sizes divide, as TensorFlow's final_op Div does. A data-parallel step averages every gradient
+// this way: with SSE's divps it took a tenth of an MLP step on 2 ranks.
+template <typename T>
+[[gnu::always_inline]] inline void DivideFloating(T* p, uint64_t count, int n) {
+  if ((n & (n - 1)) == 0) {
+    const T reciprocal = T{1} / static_cast<T>(n);
+    for (uint64_t i = 0; i < count; ++i) p[i] *= reciprocal;
+    return;
+  }
+  const T divisor = static_cast<T>(n);
+  for (uint64_t i = 0; i < count; ++i) p[i] /= divisor;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void DivideFloats(void* data,
+                                                                               uint64_t count,
+                                                                               int n) {
+  DivideFloating(static_cast<float*>(data), count, n);
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void DivideDoubles(void* data,
+                                                                                uint64_t count,
+                                                                                int n) {
+  DivideFloating(static_cast<double*>(data), count, n);
+}
+
 template <float (*kWiden)(uint16_t), uint16_t (*kNarrow)(float)>
 void DivideAll16(void* data, uint64_t count, int n) {
   auto* p = static_cast<uint16_t*>(data);
@@ -131,9 +158,9 @@ sdk::Result<Reduction> ReduceOps::For(cfx_dtype dtype, cfx_reduce_op op) const {
 void DivideBy(cfx_dtype dtype, void* data, uint64_t count, int n) {
   switch (dtype) {
     case CFX_FLOAT:
-      return DivideAll<float>(data, count, n);
+      return DivideFloats(data, count, n);
     case CFX_DOUBLE:
-      return DivideAll<double>(data, count, n);
+      return DivideDoubles(data, count, n);
     case CFX_INT8:
       return DivideAll<int8_t>(data, count, n);
     case CFX_INT16:

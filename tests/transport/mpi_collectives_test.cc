@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include "conflux/sdk/float16.h"
 #include "kernel_test_util.h"
@@ -218,6 +220,51 @@ TEST_F(MpiCollectives, BoolHasMinAndMaxOnly) {
   c().AllReduce({}, DT_STRING, input.data(), output.data(), 1, ReduceOp::kMax, nullptr,
                 strings.Callback());
   EXPECT_EQ(strings.Wait().code(), Code::kUnimplemented);
+}
+
+// MEAN of floating point divides the sum by the group's size as TensorFlow's final_op Div does,
+// to the bit, over the whole range (subnormals, the largest finite values, every mantissa) and
+// for any length (the vectorized loop's body and its tail). Rank 0 holds the values and the
+// others zeros, so that the sum is exact whatever order MPI adds in.
+template <typename T>
+void CheckMeanDividesToTheBit(Collectives& c) {
+  std::vector<T> values = {std::numeric_limits<T>::denorm_min(),
+                           std::numeric_limits<T>::min(),
+                           std::numeric_limits<T>::max(),
+                           -std::numeric_limits<T>::max(),
+                           T(1) / T(3),
+                           T(-7),
+                           T(0)};
+  uint64_t bits = 0x9e3779b97f4a7c15ull;
+  while (values.size() < 1003) {
+    bits = bits * 6364136223846793005ull + 1442695040888963407ull;
+    // Random finite values: any sign and mantissa, exponents from below the subnormals (zeros)
+    // to the largest. Not -0: rank 0's -0 plus the others' +0 is +0.
+    constexpr int kLow = std::numeric_limits<T>::min_exponent - std::numeric_limits<T>::digits - 2;
+    constexpr int kHigh = std::numeric_limits<T>::max_exponent;
+    T v = std::ldexp(static_cast<T>(bits >> 11) / static_cast<T>(uint64_t{1} << 53),
+                     kLow + static_cast<int>((bits >> 3) % (kHigh - kLow + 1)));
+    if ((bits & 1) && v != T(0)) v = -v;
+    values.push_back(v);
+  }
+  std::vector<T> input(values.size(), T(0)), output(values.size());
+  if (MpiWorld::rank() == 0) input = values;
+  Outcome done;
+  c.AllReduce({}, DataTypeOf<T>(), input.data(), output.data(), input.size(), ReduceOp::kMean,
+              nullptr, done.Callback());
+  ASSERT_OK(done.Wait());
+  const T n = static_cast<T>(MpiWorld::size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const T want = values[i] / n;
+    EXPECT_EQ(std::memcmp(&output[i], &want, sizeof(T)), 0)
+        << DataTypeString(DataTypeOf<T>()) << " element " << i << ": " << values[i] << " / " << n
+        << " gave " << output[i] << ", want " << want;
+  }
+}
+
+TEST_F(MpiCollectives, MeanOfFloatsDividesAsTensorFlowToTheBit) {
+  CheckMeanDividesToTheBit<float>(c());
+  CheckMeanDividesToTheBit<double>(c());
 }
 
 TEST_F(MpiCollectives, AllGatherConcatenatesInRankOrder) {
