@@ -100,6 +100,9 @@ class DistributedOptimizer {
                                              const std::vector<Output>& vars);
 
  private:
+  // AllReduce's sums, divided by the group's size unless `divided` (the gradients are already).
+  std::vector<std::vector<Output>> Reduce(const std::vector<std::vector<Output>>& grads,
+                                          const std::vector<Output>& vars, bool divided);
   Optimizer* optimizer_;
   const DataParallel& dp_;
   int32_t next_instance_ = 1;
