@@ -348,6 +348,8 @@ void Describe(cfx_device* dev, char* buf, size_t size) {
   std::snprintf(buf, size, "%s", dev->description.c_str());
 }
 
+int64_t MemoryLimit(cfx_device* dev) { return dev->memory->Stats().bytes_limit; }
+
 const cfx_device_funcs kFuncs = [] {
   cfx_device_funcs f{};
   f.struct_size = sizeof(f);
@@ -367,6 +369,7 @@ const cfx_device_funcs kFuncs = [] {
   f.event_synchronize = EventSynchronize;
   f.stream_wait_event = StreamWaitEvent;
   f.describe = Describe;
+  f.memory_limit = MemoryLimit;
   return f;
 }();
 

@@ -537,5 +537,22 @@ TEST(ConfigRobustness, DamagedInputNeverThrows) {
   EXPECT_GT(failures, 0);  // the damage did reach the parser's error paths
 }
 
+TEST(ConfigDevices, SwapThresholdIsAFractionOfTheMemoryLimit) {
+  EXPECT_EQ(ParseConfigOk("devices:\n  GPU: {count: 1}\n").devices.at("GPU").swap_threshold, 0.7);
+  Config c = ParseConfigOk(
+      "devices:\n  GPU:\n    swap_threshold: 0.25\n  OPENCL:\n"
+      "    swap_threshold: 0\n");
+  EXPECT_EQ(c.devices.at("GPU").swap_threshold, 0.25);
+  EXPECT_EQ(c.devices.at("OPENCL").swap_threshold, 0.0);
+  for (const char* bad : {"1.5", "-0.1", "half", "\"\"", "nan"}) {
+    SCOPED_TRACE(bad);
+    auto r = Config::FromString(std::string("devices:\n  GPU:\n    swap_threshold: ") + bad + "\n",
+                                "test.yaml");
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(r.status().message(), HasSubstr("test.yaml:3: "));
+    EXPECT_THAT(r.status().message(), HasSubstr("expected a number from 0 to 1"));
+  }
+}
+
 }  // namespace
 }  // namespace cfx

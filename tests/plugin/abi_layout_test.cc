@@ -20,7 +20,7 @@ TEST(AbiLayout, HostDeviceConfig) {
 }
 
 TEST(AbiLayout, DeviceFuncs) {
-  EXPECT_EQ(sizeof(cfx_device_funcs), 144u);
+  EXPECT_EQ(sizeof(cfx_device_funcs), 152u);
   EXPECT_EQ(offsetof(cfx_device_funcs, struct_size), 0u);
   EXPECT_EQ(offsetof(cfx_device_funcs, allocate), 8u);
   EXPECT_EQ(offsetof(cfx_device_funcs, deallocate), 16u);
@@ -39,6 +39,7 @@ TEST(AbiLayout, DeviceFuncs) {
   EXPECT_EQ(offsetof(cfx_device_funcs, stream_wait_event), 120u);
   EXPECT_EQ(offsetof(cfx_device_funcs, parallel_for), 128u);
   EXPECT_EQ(offsetof(cfx_device_funcs, describe), 136u);
+  EXPECT_EQ(offsetof(cfx_device_funcs, memory_limit), 144u);  // appended in 1.4
 }
 
 TEST(AbiLayout, DeviceTypeDesc) {

@@ -26,6 +26,9 @@ struct DeviceTypeConfig {
   int count = 1;
   int64_t memory_limit = 0;  // bytes, 0 = unlimited
   bool required = false;     // fail start-up when fewer than `count` devices exist
+  // Loop stacks whose pushes have swap_memory set move their tensors to host memory once the
+  // device's memory in use passes this fraction of its limit (0: always), as TensorFlow's 0.7.
+  double swap_threshold = 0.7;
   std::vector<std::pair<std::string, std::string>> options;
 };
 

@@ -107,6 +107,11 @@ class Device {
   virtual void ParallelFor(int64_t total, int64_t cost_per_unit,
                            const std::function<void(int64_t, int64_t)>& fn) const;
 
+  // The fraction of this device's memory limit in use beyond which loop stacks with swap_memory
+  // move pushed tensors to host memory (devices.<TYPE>.swap_threshold; 0: always).
+  double swap_threshold() const { return swap_threshold_; }
+  void set_swap_threshold(double fraction) { swap_threshold_ = fraction; }
+
   // Variables, queues and other resources that live on this device.
   ResourceMgr* resource_mgr() const { return resource_mgr_.get(); }
 
@@ -137,6 +142,7 @@ class Device {
   std::unique_ptr<Allocator> pinned_allocator_;
   std::unique_ptr<ResourceMgr> resource_mgr_;
   DeviceStream* compute_stream_ = nullptr;
+  double swap_threshold_ = 0.7;
 };
 
 }  // namespace cfx

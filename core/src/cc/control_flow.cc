@@ -296,6 +296,7 @@ Status BuildWhileLoop(const Scope& scope, const std::vector<Output>& loop_vars, 
   ControlFlowContext* loop =
       cf->NewContext(ControlFlowContext::Kind::kWhile, parent, ScopeName(outer));
   loop->parallel_iterations = options.parallel_iterations;
+  loop->swap_memory = options.swap_memory;
   CFX_RETURN_IF_ERROR(cf->Open(s, loop));
   loop->vars.resize(vars.size());
   for (size_t i = 0; i < vars.size(); ++i) {

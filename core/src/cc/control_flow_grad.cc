@@ -396,7 +396,12 @@ StatusOr<Output> StackedValue(ControlFlowGraph* cf, const Scope& scope, ControlF
     // Push where the value lives (in a branch: only when that branch runs).
     CFX_ASSIGN_OR_RETURN(Output push_handle, cf->Resolve(s, home, handle, n));
     OpBuilder push(s, "StackPushV2");
-    push.Input(push_handle).Input(value).ControlInput(Operation(grad->forward_pivot));
+    // On the value's device (as TensorFlow colocates it), where its swap copies start.
+    push.Input(push_handle)
+        .Input(value)
+        .Attr("swap_memory", forward->swap_memory)
+        .Attr("_class", std::vector<std::string>{"loc:@" + n->name()})
+        .ControlInput(Operation(grad->forward_pivot));
     CFX_ASSIGN_OR_RETURN(Node * push_node, BuildNode(cf, s, push, home, home));
     s.graph()->AddControlEdge(push_node, grad->forward_sync);
     // Pop in the backward loop, behind the same branch's predicate.

@@ -64,6 +64,8 @@ struct ControlFlowContext {
 
   // kWhile.
   int parallel_iterations = 10;
+  // The gradient's stacks of this loop's values may move them to host memory (WhileLoopOptions).
+  bool swap_memory = false;
   Node* loop_cond = nullptr;
   std::vector<LoopVarNodes> vars;
   // Captured loop invariants, in capture order: the value in the parent and its constant Enter.

@@ -164,8 +164,9 @@ Status BuildMapFn(const Scope& scope, const ElementFn& fn, const std::vector<Out
     return bs.status();
   };
   std::vector<Output> out;
-  CFX_RETURN_IF_ERROR(
-      WhileLoop(s, vars, cond, body, &out, {.parallel_iterations = options.parallel_iterations}));
+  CFX_RETURN_IF_ERROR(WhileLoop(
+      s, vars, cond, body, &out,
+      {.parallel_iterations = options.parallel_iterations, .swap_memory = options.swap_memory}));
   *outputs = StackAll(s, Through(results, out.data() + 1));
   return s.status();
 }
@@ -177,6 +178,7 @@ struct Chain {
   bool keep_all = false;  // Scan: every accumulator is a result
   bool infer_shape = true;
   int parallel_iterations = 10;
+  bool swap_memory = false;
 };
 
 // The loop of FoldL, FoldR and Scan: the accumulator starts as `initializer` (empty: the first
@@ -237,8 +239,9 @@ Status BuildChain(const Scope& s, const ElementFn& fn, const std::vector<Output>
     return bs.status();
   };
   std::vector<Output> out;
-  CFX_RETURN_IF_ERROR(
-      WhileLoop(s, vars, cond, body, &out, {.parallel_iterations = chain.parallel_iterations}));
+  CFX_RETURN_IF_ERROR(WhileLoop(
+      s, vars, cond, body, &out,
+      {.parallel_iterations = chain.parallel_iterations, .swap_memory = chain.swap_memory}));
   if (chain.keep_all) {
     *outputs = StackAll(s, Through(results, out.data() + 1 + n_acc));
   } else {
@@ -256,6 +259,7 @@ Status BuildFold(const Scope& scope, const ElementFn& fn, const std::vector<Outp
   chain.what = StrCat(reverse ? "FoldR '" : "FoldL '", name, "': ");
   chain.reverse = reverse;
   chain.parallel_iterations = options.parallel_iterations;
+  chain.swap_memory = options.swap_memory;
   return BuildChain(scope.NewSubScope(name), fn, elems, initializer, chain, outputs);
 }
 
@@ -288,6 +292,7 @@ Status Scan(const Scope& scope, const ElementFn& fn, const std::vector<Output>& 
   chain.keep_all = true;
   chain.infer_shape = options.infer_shape;
   chain.parallel_iterations = options.parallel_iterations;
+  chain.swap_memory = options.swap_memory;
   return Recorded(
       scope, BuildChain(scope.NewSubScope(options.name), fn, elems, initializer, chain, outputs));
 }

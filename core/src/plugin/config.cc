@@ -434,7 +434,7 @@ class Parser {
   }
 
   Status ParseDevice(const Located& at, DeviceTypeConfig* device) const {
-    return ForEachEntry(at, {"count", "memory_limit", "required", "options"},
+    return ForEachEntry(at, {"count", "memory_limit", "required", "swap_threshold", "options"},
                         [&](const Entry& e) -> Status {
                           if (e.key == "count") {
                             CFX_ASSIGN_OR_RETURN(int64_t count, NonNegativeInt(e.value));
@@ -444,6 +444,8 @@ class Parser {
                           if (e.key == "memory_limit")
                             return QuantityOf(e.value, kSize, &device->memory_limit);
                           if (e.key == "required") return Bool(e.value, &device->required);
+                          if (e.key == "swap_threshold")
+                            return UnitFraction(e.value, &device->swap_threshold);
                           return Options(e.value, &device->options);  // "options"
                         });
   }
@@ -736,6 +738,18 @@ class Parser {
     if (ec == std::errc::result_out_of_range || value > kMaxInt)
       return Error(at, StrCat("expected ", kExpected, " no larger than ", kMaxInt, ", got ", s));
     return value;
+  }
+
+  // A decimal number in [0, 1].
+  Status UnitFraction(const Located& at, double* out) const {
+    constexpr std::string_view kExpected = "a number from 0 to 1";
+    CFX_ASSIGN_OR_RETURN(std::string s, String(at, kExpected));
+    double value = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || end != s.data() + s.size() || ec != std::errc() || !(value >= 0 && value <= 1))
+      return Error(at, StrCat("expected ", kExpected, ", got ", Describe(at.node)));
+    *out = value;
+    return Status();
   }
 
   // YAML 1.2 booleans only: yes/no/on/off are errors rather than a guess.

@@ -2,6 +2,7 @@
 #include "plugin/plugin_device.h"
 
 #include <condition_variable>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -147,6 +148,12 @@ StatusOr<std::unique_ptr<PluginDevice>> PluginDevice::Create(const cfx_device_ty
                                                              cfx_device* handle, DeviceName name,
                                                              std::string plugin,
                                                              int64_t memory_limit) {
+  // A device without a configured limit may have one of its own (a GPU's pool).
+  const cfx_device_funcs* f = desc->funcs;
+  if (memory_limit <= 0 &&
+      f->struct_size >= offsetof(cfx_device_funcs, memory_limit) + sizeof(f->memory_limit) &&
+      f->memory_limit != nullptr)
+    memory_limit = f->memory_limit(handle);
   auto frees = desc->host_addressable == 0 && HasStreams(desc->funcs)
                    ? std::make_shared<StreamOrderedFrees>(desc, handle)
                    : nullptr;

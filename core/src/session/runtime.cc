@@ -284,6 +284,7 @@ Status Runtime::CreateDevices(const std::string& only_plugin) {
                                                      : 0;
       auto device = internal::PluginDevice::Create(desc, handle, name, entry.plugin, limit);
       if (!device.ok()) return device.status().WithPrefix("plugin " + entry.plugin + ": ");
+      (*device)->set_swap_threshold(cfg.swap_threshold);
       devices_.push_back(std::move(*device));
     }
   }

@@ -210,6 +210,10 @@ typedef struct cfx_device_funcs {
                        void* arg);
   /* One human-readable line describing the device (model, memory). */
   void (*describe)(cfx_device* dev, char* buffer, size_t buffer_size);
+  /* Appended in ABI 1.4 (read it only when struct_size covers it; may be NULL): the bytes the
+   * device's memory pool may hold, for a device created without a memory_limit that sets one of
+   * its own (a GPU's share of its memory). The host's statistics and swap thresholds use it. */
+  int64_t (*memory_limit)(cfx_device* dev);
 } cfx_device_funcs;
 
 typedef struct cfx_device_type_desc {

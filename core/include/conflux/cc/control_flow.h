@@ -47,6 +47,11 @@ struct WhileLoopOptions {
   int64_t maximum_iterations = -1;
   // The loop's name scope; its frame name is that scope's (unique) name.
   std::string name = "while";
+  // The loop's gradient keeps the forward values it needs on stacks whose pushes may move them
+  // to host memory while the forward loop runs, and bring them back (prefetched) for the
+  // backward loop: on a device with memory of its own, once its memory in use passes the
+  // device's swap_threshold (TensorFlow's while_loop swap_memory).
+  bool swap_memory = false;
 };
 
 // Builds `while (cond(vars)) vars = body(vars)` starting from `loop_vars` (at least one). On

@@ -42,6 +42,8 @@ struct MapFnOptions {
   std::vector<DataType> dtypes;
   // How many elements may be computed at once.
   int parallel_iterations = 10;
+  // WhileLoopOptions::swap_memory for the loop that maps.
+  bool swap_memory = false;
   // Give the results the static shapes of fn's results (needed to map over no elements).
   bool infer_shape = true;
   // The name scope of the nodes built.
@@ -61,6 +63,8 @@ struct FoldOptions {
   // How many iterations may run at once (only the reads of the elements overlap: each step needs
   // the previous accumulator).
   int parallel_iterations = 10;
+  // WhileLoopOptions::swap_memory for the loop that folds.
+  bool swap_memory = false;
   // The name scope of the nodes built; empty: "foldl" or "foldr".
   std::string name;
 };
@@ -83,6 +87,8 @@ struct ScanOptions {
   // Scan from the last element to the first; outputs keep the elements' order.
   bool reverse = false;
   int parallel_iterations = 10;
+  // WhileLoopOptions::swap_memory for the loop that scans.
+  bool swap_memory = false;
   // Give the results the static shapes of the accumulator.
   bool infer_shape = true;
   std::string name = "scan";
