@@ -3,6 +3,16 @@
 // a later op gathers or concatenates them; gradient arrays (TensorArrayGradV3) carry the
 // gradients backwards, summing repeated writes to one index.
 //
+// Devices: creating, writing, reading, sizing and closing run on every device type (handles,
+// indices, sizes and flows in host memory), so that a loop on a GPU reads and writes its elements
+// where it computes them; an element is stored where its writer had it, and a read copies it into
+// the reader's device memory when it is elsewhere. As every op on an array runs where the array
+// was created (the placer colocates the users of a resource), Scatter, Split, Gather and Concat
+// run on every device too: on a device with memory of its own they split or join in host memory
+// and copy between it and the device (once per step in a dynamic RNN, outside its loop). Summing
+// repeated gradient writes and the zeros of unwritten gradient elements are computed in host
+// memory as well.
+//
 // Thread-safety: every operation on an array holds the array's mutex, so kernels of concurrent
 // loop iterations (or of several executors of the step) may use one array at once. Which writes
 // come before which reads is the graph's business: the `flow` tensors order them.
@@ -15,6 +25,7 @@
 #include "kernels/builtin.h"
 #include "kernels/host_arithmetic.h"
 #include "kernels/tensor_list.h"
+#include "runtime/copy_tensor.h"
 
 namespace cfx::internal {
 namespace {
@@ -56,6 +67,14 @@ StatusOr<Tensor> Add(Allocator* allocator, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// `t` in host memory (itself when it already is there).
+StatusOr<Tensor> InHost(const Tensor& t) { return CopyTensorSync(nullptr, nullptr, t); }
+
+// `t` in the memory of `device` (itself when it already is there).
+StatusOr<Tensor> InDevice(const Device* device, const Tensor& t) {
+  return CopyTensorSync(nullptr, device, t);
+}
+
 class TensorArray : public ResourceBase {
  public:
   static constexpr const char* kTypeName = "TensorArray";
@@ -80,16 +99,17 @@ class TensorArray : public ResourceBase {
   DataType dtype() const { return options_.dtype; }
 
   // Writes values[i] at indices[i], in order; stops at the first error.
-  Status Write(Allocator* allocator, const std::vector<int64_t>& indices,
+  // `device` runs the writing kernel; sums and zeros for it go in its memory.
+  Status Write(const Device* device, const std::vector<int64_t>& indices,
                const std::vector<Tensor>& values) {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < indices.size(); ++i)
-      CFX_RETURN_IF_ERROR(LockedWrite(allocator, indices[i], values[i]));
+      CFX_RETURN_IF_ERROR(LockedWrite(device, indices[i], values[i]));
     return Status();
   }
 
   // Writes `values` as elements 0..n-1: n must be the size unless the array is dynamic_size.
-  Status WriteAll(Allocator* allocator, const std::vector<Tensor>& values) {
+  Status WriteAll(const Device* device, const std::vector<Tensor>& values) {
     std::lock_guard<std::mutex> lock(mu_);
     CFX_RETURN_IF_ERROR(CheckOpen());
     if (!options_.dynamic_size && static_cast<int64_t>(values.size()) != size_)
@@ -97,19 +117,20 @@ class TensorArray : public ResourceBase {
                                      values.size(),
                                      " elements were split into it, and it is not dynamic_size");
     for (size_t i = 0; i < values.size(); ++i)
-      CFX_RETURN_IF_ERROR(LockedWrite(allocator, static_cast<int64_t>(i), values[i]));
+      CFX_RETURN_IF_ERROR(LockedWrite(device, static_cast<int64_t>(i), values[i]));
     return Status();
   }
 
   // The elements at `indices` (all of them when nullopt), in order.
-  StatusOr<std::vector<Tensor>> Read(Allocator* allocator,
+  // The elements as stored (in any memory); zeros for unwritten gradient elements in `device`'s.
+  StatusOr<std::vector<Tensor>> Read(const Device* device,
                                      const std::optional<std::vector<int64_t>>& indices) {
     std::lock_guard<std::mutex> lock(mu_);
     CFX_RETURN_IF_ERROR(CheckOpen());
     std::vector<Tensor> out;
     const int64_t n = indices ? static_cast<int64_t>(indices->size()) : Size();
     for (int64_t i = 0; i < n; ++i) {
-      CFX_ASSIGN_OR_RETURN(Tensor t, LockedRead(allocator, indices ? (*indices)[i] : i));
+      CFX_ASSIGN_OR_RETURN(Tensor t, LockedRead(device, indices ? (*indices)[i] : i));
       out.push_back(std::move(t));
     }
     return out;
@@ -168,7 +189,7 @@ class TensorArray : public ResourceBase {
     return Status();
   }
 
-  Status LockedWrite(Allocator* allocator, int64_t index, const Tensor& value) {
+  Status LockedWrite(const Device* device, int64_t index, const Tensor& value) {
     CFX_RETURN_IF_ERROR(CheckOpen());
     if (value.dtype() != options_.dtype)
       return errors::InvalidArgument("TensorArray ", name_, " holds ",
@@ -194,8 +215,12 @@ class TensorArray : public ResourceBase {
       return errors::InvalidArgument("TensorArray ", name_, ": cannot write a value of shape ",
                                      value.shape().ToString(), " at index ", index,
                                      ": the element there has shape ", e.shape.ToString());
-    if (e.written) {  // a gradient array: sum
-      CFX_ASSIGN_OR_RETURN(e.tensor, Add(allocator, e.tensor, value));
+    if (e.written) {  // a gradient array: sum, in host memory
+      CFX_ASSIGN_OR_RETURN(Tensor a, InHost(e.tensor));
+      CFX_ASSIGN_OR_RETURN(Tensor b, InHost(value));
+      const bool host = device->host_addressable();
+      CFX_ASSIGN_OR_RETURN(Tensor sum, Add(host ? device->allocator() : HostAllocator(), a, b));
+      CFX_ASSIGN_OR_RETURN(e.tensor, InDevice(device, sum));
       return Status();
     }
     if (options_.identical_element_shapes) element_shape_ = value.shape();
@@ -205,7 +230,7 @@ class TensorArray : public ResourceBase {
     return Status();
   }
 
-  StatusOr<Tensor> LockedRead(Allocator* allocator, int64_t index) {
+  StatusOr<Tensor> LockedRead(const Device* device, int64_t index) {
     if (index < 0 || (index >= Size() && !options_.is_gradient))
       return errors::InvalidArgument("TensorArray ", name_, ": cannot read index ", index,
                                      ": the size is ", Size());
@@ -226,7 +251,10 @@ class TensorArray : public ResourceBase {
         e.shape = element_shape_.AsTensorShape().value();
         e.has_shape = true;
       }
-      CFX_ASSIGN_OR_RETURN(value, Zeros(allocator, options_.dtype, e.shape));
+      const bool host = device->host_addressable();
+      CFX_ASSIGN_OR_RETURN(
+          value, Zeros(host ? device->allocator() : HostAllocator(), options_.dtype, e.shape));
+      CFX_ASSIGN_OR_RETURN(value, InDevice(device, value));
     }
     e.read = true;
     if (options_.clear_after_read) {
@@ -294,7 +322,11 @@ class TensorArrayKernel : public BuiltinKernel {
 // inputs. Ops with a flow_out pass their flow_in through.
 class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
  protected:
-  static Allocator* Alloc(const KernelContext* c) { return c->device->allocator(); }
+  // Where the kernels build tensors before they go to the device: its own memory when that is
+  // host memory, else the process's.
+  static Allocator* Alloc(const KernelContext* c) {
+    return c->device->host_addressable() ? c->device->allocator() : HostAllocator();
+  }
   // A vector (of int32 or int64) input as int64s.
   static StatusOr<std::vector<int64_t>> Vector(const KernelContext* c, int i, const char* what) {
     const Tensor& t = c->inputs[i];
@@ -313,6 +345,17 @@ class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
                                      t.shape().ToString());
     return t.at<int32_t>(0);
   }
+  // The elements at `indices` (all when nullopt) in host memory, for the CPU kernels that copy
+  // them into one tensor.
+  static StatusOr<std::vector<Tensor>> ReadInHost(
+      const KernelContext* c, TensorArray& array,
+      const std::optional<std::vector<int64_t>>& indices) {
+    CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, array.Read(c->device, indices));
+    for (Tensor& v : values) {
+      CFX_ASSIGN_OR_RETURN(v, InHost(v));
+    }
+    return values;
+  }
   static Status NeedsRows(const Tensor& value) {
     if (value.rank() < 1)
       return errors::InvalidArgument("value must have rank >= 1 (rows to store), got a scalar");
@@ -323,7 +366,7 @@ class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
 class WriteKernel : public TensorArrayOpKernel {
   Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t index, Index(c, 1));
-    CFX_RETURN_IF_ERROR(array.Write(Alloc(c), {index}, {c->inputs[2]}));
+    CFX_RETURN_IF_ERROR(array.Write(c->device, {index}, {c->inputs[2]}));
     SetOutput(c, 0, c->inputs[3]);
     return Status();
   }
@@ -332,7 +375,7 @@ class WriteKernel : public TensorArrayOpKernel {
 class ScatterKernel : public TensorArrayOpKernel {
   Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, Vector(c, 1, "indices"));
-    const Tensor& value = c->inputs[2];
+    CFX_ASSIGN_OR_RETURN(const Tensor value, InHost(c->inputs[2]));
     CFX_RETURN_IF_ERROR(NeedsRows(value));
     if (value.dim(0) != static_cast<int64_t>(indices.size()))
       return errors::InvalidArgument("value has ", value.dim(0), " rows (shape ",
@@ -342,9 +385,10 @@ class ScatterKernel : public TensorArrayOpKernel {
     for (int64_t i = 0; i < value.dim(0); ++i) {
       CFX_ASSIGN_OR_RETURN(Tensor row, Rows(Alloc(c), value, i, 1));
       CFX_ASSIGN_OR_RETURN(row, row.Reshaped(TensorShape(DimsExcept0(value.shape()))));
+      CFX_ASSIGN_OR_RETURN(row, InDevice(c->device, row));
       rows.push_back(std::move(row));
     }
-    CFX_RETURN_IF_ERROR(array.Write(Alloc(c), indices, rows));
+    CFX_RETURN_IF_ERROR(array.Write(c->device, indices, rows));
     SetOutput(c, 0, c->inputs[3]);
     return Status();
   }
@@ -352,7 +396,7 @@ class ScatterKernel : public TensorArrayOpKernel {
 
 class SplitKernel : public TensorArrayOpKernel {
   Status Run(KernelContext* c, TensorArray& array) override {
-    const Tensor& value = c->inputs[1];
+    CFX_ASSIGN_OR_RETURN(const Tensor value, InHost(c->inputs[1]));
     CFX_RETURN_IF_ERROR(NeedsRows(value));
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> lengths, Vector(c, 2, "lengths"));
     int64_t total = 0;
@@ -367,10 +411,11 @@ class SplitKernel : public TensorArrayOpKernel {
     int64_t begin = 0;
     for (int64_t n : lengths) {
       CFX_ASSIGN_OR_RETURN(Tensor piece, Rows(Alloc(c), value, begin, n));
+      CFX_ASSIGN_OR_RETURN(piece, InDevice(c->device, piece));
       pieces.push_back(std::move(piece));
       begin += n;
     }
-    CFX_RETURN_IF_ERROR(array.WriteAll(Alloc(c), pieces));
+    CFX_RETURN_IF_ERROR(array.WriteAll(c->device, pieces));
     SetOutput(c, 0, c->inputs[3]);
     return Status();
   }
@@ -380,8 +425,9 @@ class TensorArrayReadKernel : public TensorArrayOpKernel {
   Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(int64_t index, Index(c, 1));
     CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values,
-                         array.Read(Alloc(c), std::vector<int64_t>{index}));
-    SetOutput(c, 0, std::move(values[0]));
+                         array.Read(c->device, std::vector<int64_t>{index}));
+    CFX_ASSIGN_OR_RETURN(Tensor value, InDevice(c->device, values[0]));
+    SetOutput(c, 0, std::move(value));
     return Status();
   }
 };
@@ -409,7 +455,7 @@ class GatherKernel : public TensorArrayOpKernel {
  private:
   Status Run(KernelContext* c, TensorArray& array) override {
     CFX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, Vector(c, 1, "indices"));
-    CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, array.Read(Alloc(c), indices));
+    CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, ReadInHost(c, array, indices));
     TensorShape element;
     if (values.empty()) {
       CFX_ASSIGN_OR_RETURN(element,
@@ -431,6 +477,7 @@ class GatherKernel : public TensorArrayOpKernel {
                                        values[i].shape().ToString());
       CopyElements(values[i], 0, &out, i * values[i].num_elements(), values[i].num_elements());
     }
+    CFX_ASSIGN_OR_RETURN(out, InDevice(c->device, out));
     SetOutput(c, 0, std::move(out));
     return Status();
   }
@@ -446,7 +493,7 @@ class ConcatKernel : public TensorArrayOpKernel {
 
  private:
   Status Run(KernelContext* c, TensorArray& array) override {
-    CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, array.Read(Alloc(c), std::nullopt));
+    CFX_ASSIGN_OR_RETURN(std::vector<Tensor> values, ReadInHost(c, array, std::nullopt));
     std::vector<int64_t> inner;
     if (values.empty()) {
       // The array's element shape without its first dimension, when its rank is known.
@@ -485,6 +532,7 @@ class ConcatKernel : public TensorArrayOpKernel {
       CopyElements(v, 0, &out, offset, v.num_elements());
       offset += v.num_elements();
     }
+    CFX_ASSIGN_OR_RETURN(out, InDevice(c->device, out));
     SetOutput(c, 0, std::move(out));
     SetOutput(c, 1, std::move(lengths));
     return Status();
@@ -537,21 +585,28 @@ class GradKernel : public TensorArrayOpKernel {
 void RegisterTensorArrayKernels(KernelRegistry* r) {
   auto reg = [&](KernelDef def) { RegisterBuiltin(r, std::move(def)); };
   const uint32_t cheap = kKernelInexpensive;
-  reg(BuiltinKernelDef<TensorArrayKernel>("TensorArrayV3", "CPU", false, cheap, {"handle"}));
-  reg(BuiltinKernelDef<GradKernel>("TensorArrayGradV3", "CPU", false, cheap,
-                                   {"handle", "grad_handle"}));
-  reg(BuiltinKernelDef<WriteKernel>("TensorArrayWriteV3", "CPU", false, cheap, {"handle"}));
-  reg(BuiltinKernelDef<TensorArrayReadKernel>("TensorArrayReadV3", "CPU", false, cheap,
-                                              {"handle"}));
-  reg(BuiltinKernelDef<TensorArraySizeKernel>("TensorArraySizeV3", "CPU", false, cheap,
-                                              {"handle"}));
-  reg(BuiltinKernelDef<TensorArrayCloseKernel>("TensorArrayCloseV3", "CPU", false, cheap,
+  const char* any = kAnyDeviceType;
+  reg(BuiltinKernelDef<TensorArrayKernel>("TensorArrayV3", any, false, cheap,
+                                          {"size", "handle", "flow"}));
+  reg(BuiltinKernelDef<GradKernel>("TensorArrayGradV3", any, false, cheap,
+                                   {"handle", "flow_in", "grad_handle", "flow_out"}));
+  reg(BuiltinKernelDef<WriteKernel>("TensorArrayWriteV3", any, false, cheap,
+                                    {"handle", "index", "flow_in", "flow_out"}));
+  reg(BuiltinKernelDef<TensorArrayReadKernel>("TensorArrayReadV3", any, false, cheap,
+                                              {"handle", "index", "flow_in"}));
+  reg(BuiltinKernelDef<TensorArraySizeKernel>("TensorArraySizeV3", any, false, cheap,
+                                              {"handle", "flow_in", "size"}));
+  reg(BuiltinKernelDef<TensorArrayCloseKernel>("TensorArrayCloseV3", any, false, cheap,
                                                {"handle"}));
   // These copy whole tensors: not inexpensive.
-  reg(BuiltinKernelDef<ScatterKernel>("TensorArrayScatterV3", "CPU", false, 0, {"handle"}));
-  reg(BuiltinKernelDef<SplitKernel>("TensorArraySplitV3", "CPU", false, 0, {"handle"}));
-  reg(BuiltinKernelDef<GatherKernel>("TensorArrayGatherV3", "CPU", false, 0, {"handle"}));
-  reg(BuiltinKernelDef<ConcatKernel>("TensorArrayConcatV3", "CPU", false, 0, {"handle"}));
+  reg(BuiltinKernelDef<ScatterKernel>("TensorArrayScatterV3", any, false, 0,
+                                      {"handle", "indices", "flow_in", "flow_out"}));
+  reg(BuiltinKernelDef<SplitKernel>("TensorArraySplitV3", any, false, 0,
+                                    {"handle", "lengths", "flow_in", "flow_out"}));
+  reg(BuiltinKernelDef<GatherKernel>("TensorArrayGatherV3", any, false, 0,
+                                     {"handle", "indices", "flow_in"}));
+  reg(BuiltinKernelDef<ConcatKernel>("TensorArrayConcatV3", any, false, 0,
+                                     {"handle", "flow_in", "lengths"}));
 }
 
 }  // namespace cfx::internal
