@@ -57,7 +57,7 @@ cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCONFLUX_WITH_C
   -DCONFLUX_WITH_MPI=OFF -DCONFLUX_WITH_OPENCL=OFF -DCONFLUX_BUILD_BENCH=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" "${args[@]}"
 cmake --build "$build" -j"${JOBS:-$(nproc)}" --target conflux_cuda cuda_test conformance_test conflux_cli \
-  cuda_matmul_bench training_bench fashion_mnist
+  cuda_matmul_bench training_bench fashion_mnist dynamic_rnn
 test -f "$build/lib/conflux/plugins/libconflux_cuda.so" || {
   echo "gpu-validate: the CUDA plugin was not built (is nvcc on PATH?)" >&2
   exit 1
@@ -103,6 +103,13 @@ if [ "$has_gpu" = 1 ]; then
   else
     echo "gpu-validate: no PyTorch with CUDA here: the training comparison is left out"
   fi
+  # The dynamic LSTM (a WhileLoop over TensorArrays, gradients through the loop) on the GPU.
+  CONFLUX_PLUGIN_PATH="$build/lib/conflux/plugins" "$build/bin/dynamic_rnn" \
+    --config "$src/config/examples/cuda.yaml" --steps 300 --expect-loss-drop 0.3 || status=1
+  # Long sequences with the gradient's stacks swapped to host memory.
+  CONFLUX_PLUGIN_PATH="$build/lib/conflux/plugins" "$build/bin/dynamic_rnn" \
+    --config "$src/config/examples/cuda.yaml" --steps 100 --min-len 300 --max-len 400 \
+    --swap-memory 1 --expect-loss-drop 0.05 || status=1
   # The main job on the GPU: Fashion-MNIST from /usr/share/datasets/fashion-mnist or
   # $FASHION_MNIST (a folder with the four IDX files), FASHION_MNIST_EPOCHS epochs (default 1).
   data=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}

@@ -128,7 +128,10 @@ Status DynamicRnn(const Scope& scope, const LstmWeights& weights, const Output& 
                  output_array.WithFlow(v[3]).Write(b, v[0], step.output).flow()};
         return b.status();
       },
-      &final_vars, {.parallel_iterations = options.parallel_iterations, .name = "while"}));
+      &final_vars,
+      {.parallel_iterations = options.parallel_iterations,
+       .name = "while",
+       .swap_memory = options.swap_memory}));
   Output outputs = output_array.WithFlow(final_vars[3]).Stack(s);
   CFX_RETURN_IF_ERROR(s.status());
   *result = {outputs, {final_vars[1], final_vars[2]}};
@@ -215,8 +218,11 @@ cfx::StatusOr<AddingModel> BuildAddingModel(const Scope& scope, const AddingMode
   const LstmWeights weights =
       LstmVariables(scope.NewSubScope("lstm"), 2, options.units, cfx::DT_FLOAT, options.seed);
   RnnOutputs rnn;
-  CFX_RETURN_IF_ERROR(options.dynamic ? DynamicRnn(scope, weights, m.inputs, m.lengths, &rnn)
-                                      : StaticRnn(scope, weights, m.inputs, m.lengths, &rnn));
+  DynamicRnnOptions rnn_options;
+  rnn_options.swap_memory = options.swap_memory;
+  CFX_RETURN_IF_ERROR(options.dynamic
+                          ? DynamicRnn(scope, weights, m.inputs, m.lengths, &rnn, rnn_options)
+                          : StaticRnn(scope, weights, m.inputs, m.lengths, &rnn));
   const Output last = LastValidOutput(scope, rnn.outputs, m.lengths);
   m.prediction = ops::Reshape(scope, cfx::layers::Dense(scope.NewSubScope("head"), last, 1), {-1});
   m.loss = ops::Mean(scope, ops::SquaredDifference(scope, m.prediction, m.targets), 0);

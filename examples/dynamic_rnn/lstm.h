@@ -58,6 +58,8 @@ struct RnnOutputs {
 
 struct DynamicRnnOptions {
   int parallel_iterations = 32;  // tf.nn.dynamic_rnn's default
+  // The loop's gradient stacks may move to host memory (WhileLoopOptions::swap_memory).
+  bool swap_memory = false;
   std::string name = "rnn";
 };
 
@@ -103,6 +105,7 @@ struct AddingModelOptions {
   int64_t time_steps = -1;
   float learning_rate = 1e-3f;
   int64_t seed = 1;  // of the initial weights
+  bool swap_memory = false;  // DynamicRnnOptions::swap_memory
 };
 
 // An LSTM over the adding problem's inputs, a Dense layer on each example's last valid output,

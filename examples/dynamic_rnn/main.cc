@@ -5,6 +5,7 @@
 //   build/bin/dynamic_rnn [--steps 3000] [--hidden 64] [--batch 64] [--min-len 10]
 //                         [--max-len 60] [--lr 0.003] [--seed 1] [--eval-batch 1000]
 //                         [--config FILE] [--expect-accuracy F] [--expect-loss-drop F]
+//                         [--swap-memory 1]
 //
 // Every step draws a fresh batch from the step's own seed (--seed and the step number), padded
 // to --max-len steps; the loop runs as many iterations as the batch's longest sequence. The
@@ -39,6 +40,7 @@ struct Flags {
   std::string config;
   double expect_accuracy = -1;   // >= 0: fail unless the held-out accuracy reaches it
   double expect_loss_drop = -1;  // > 0: fail unless the loss fell by this fraction
+  bool swap_memory = false;      // the loop's gradient stacks may move to host memory
 };
 
 bool ParseFlags(int argc, char** argv, Flags* f) {
@@ -71,6 +73,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->expect_accuracy = std::atof(v);
     else if (a == "--expect-loss-drop")
       f->expect_loss_drop = std::atof(v);
+    else if (a == "--swap-memory")
+      f->swap_memory = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "dynamic_rnn: unknown flag %s\n", a.c_str());
       return false;
@@ -112,6 +116,7 @@ int Run(const Flags& flags) {
   options.time_steps = flags.max_len;
   options.learning_rate = flags.lr;
   options.seed = static_cast<int64_t>(flags.seed);
+  options.swap_memory = flags.swap_memory;
   auto model = BuildAddingModel(root, options);
   if (!model.ok()) return Fail(model.status());
   cfx::Operation init = cfx::GlobalVariablesInitializer(root);
