@@ -26,6 +26,7 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::cuda::RegisterTrainingKernels(p);
   cfx::cuda::RegisterArrayKernels(p);
   cfx::cuda::RegisterPoolKernels(p);
+  cfx::cuda::RegisterBatchNormKernels(p);
   // Convolutions need cuDNN, loaded now; without it they run on the CPU.
   std::string why;
   if (cfx::cuda::LoadCudnn(cudnn_library, &why) != nullptr) {

@@ -30,55 +30,16 @@
 #include <vector>
 
 #include "batch_norm_sweeps.h"
-#include "conflux/sdk/shape_rules.h"
+#include "conflux/sdk/batch_norm_rules.h"
 #include "nn_ops.h"
 #include "partial_shapes.h"
 
 namespace cfx::nn {
 namespace {
 
-using shape_rules::ShapeStr;
-
-// The node's attrs, read and checked once (shape functions read them the same way).
-struct BatchNormAttrs {
-  float epsilon = 1e-4f;
-  float exponential_avg_factor = 1.0f;
-  bool is_training = true;
-  std::string data_format = "NHWC";
-  bool channels_last = true;  // NHWC, NDHWC
-  int rank = 4;               // 5 for the 3-D formats
-
-  sdk::Status Read(const sdk::Attrs& attrs) {
-    CFX_SDK_RETURN_IF_ERROR(attrs.GetOr<float>("epsilon", &epsilon, 1e-4f));
-    CFX_SDK_RETURN_IF_ERROR(attrs.GetOr<bool>("is_training", &is_training, true));
-    CFX_SDK_RETURN_IF_ERROR(attrs.GetOr<std::string>("data_format", &data_format, "NHWC"));
-    CFX_SDK_RETURN_IF_ERROR(
-        attrs.GetOr<float>("exponential_avg_factor", &exponential_avg_factor, 1.0f));
-    if (data_format == "NHWC" || data_format == "NCHW" || data_format == "NDHWC" ||
-        data_format == "NCDHW") {
-      channels_last = data_format.back() == 'C';
-      rank = static_cast<int>(data_format.size());
-    } else {
-      return sdk::InvalidArgument("data_format must be one of NHWC, NCHW, NDHWC, NCDHW, got \"",
-                                  data_format, "\"");
-    }
-    if (!(epsilon >= 0) || !std::isfinite(epsilon))
-      return sdk::InvalidArgument("epsilon must be finite and >= 0, got ", epsilon);
-    if (!std::isfinite(exponential_avg_factor))
-      return sdk::InvalidArgument("exponential_avg_factor must be finite, got ",
-                                  exponential_avg_factor);
-    return sdk::Status();
-  }
-  int channel_dim() const { return channels_last ? rank - 1 : 1; }
-  ChannelLayout LayoutOf(const sdk::Shape& shape) const {
-    ChannelLayout l;
-    const int c = channel_dim();
-    for (int d = 0; d < c; ++d) l.outer *= shape[d];
-    l.channels = shape[c];
-    for (int d = c + 1; d < rank; ++d) l.inner *= shape[d];
-    return l;
-  }
-};
+// The attrs, the layout and the kernels' input checks are shared with the other devices'
+// kernels (conflux/sdk/batch_norm_rules.h); the shape functions read the attrs the same way.
+using sdk::BatchNormAttrs;
 
 // ---- Shape functions.
 
@@ -98,7 +59,7 @@ sdk::Status BatchNormShape(sdk::ShapeContext& c) {
   CFX_SDK_RETURN_IF_ERROR(WithRank(c.input(0), a.rank, "x", &x));
   int64_t& channels = x.dims[a.channel_dim()];
   // mean and variance may be empty in training when nothing is averaged.
-  const bool stats = !a.is_training || a.exponential_avg_factor != 1.0f;
+  const bool stats = a.uses_statistics();
   const char* names[] = {"x", "scale", "offset", "mean", "variance"};
   for (int i = 1; i < (stats ? 5 : 3); ++i)
     CFX_SDK_RETURN_IF_ERROR(MergeChannels(c.input(i), names[i], &channels));
@@ -127,26 +88,7 @@ sdk::Status BatchNormGradShape(sdk::ShapeContext& c) {
   return sdk::Status();
 }
 
-// ---- Kernel-side checks.
-
-sdk::Status CheckRank(const BatchNormAttrs& a, const sdk::Tensor& t, const char* what) {
-  if (t.rank() != a.rank)
-    return sdk::InvalidArgument(what, " must have rank ", a.rank, " for data_format ",
-                                a.data_format, ", got shape ", ShapeStr(t.shape()));
-  return sdk::Status();
-}
-
-// `t` (named `what`) is a vector; with `channels` >= 0, of that many elements. `when` prefixes
-// the message of a size mismatch.
-sdk::Status CheckVector(const sdk::Tensor& t, const char* what, int64_t channels,
-                        const char* when = "") {
-  if (t.rank() != 1)
-    return sdk::InvalidArgument(what, " must be 1-D, got shape ", ShapeStr(t.shape()));
-  if (channels >= 0 && t.dim(0) != channels)
-    return sdk::InvalidArgument(when, what, " has ", t.dim(0), " elements but x has ", channels,
-                                " channels; they must be equal");
-  return sdk::Status();
-}
+// ---- Kernels.
 
 void Fill(const sdk::Tensor& t, float v) {
   std::fill(t.data<float>(), t.data<float>() + t.num_elements(), v);
@@ -158,8 +100,6 @@ void CopyInto(const sdk::Tensor& from, const sdk::Tensor& to) {
     std::copy(from.data<float>(), from.data<float>() + from.num_elements(), to.data<float>());
 }
 
-// ---- Kernels.
-
 class BatchNormKernel {
  public:
   sdk::Status Init(const sdk::KernelInit& init) { return attrs_.Read(init.attrs()); }
@@ -167,34 +107,24 @@ class BatchNormKernel {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     const sdk::Tensor x = ctx.input(0), scale = ctx.input(1), offset = ctx.input(2),
                       mean = ctx.input(3), variance = ctx.input(4);
-    CFX_SDK_RETURN_IF_ERROR(CheckRank(attrs_, x, "x"));
+    ChannelLayout l;
+    CFX_SDK_RETURN_IF_ERROR(
+        sdk::CheckBatchNormInputs(attrs_, x, scale, offset, mean, variance, &l));
     const sdk::Shape shape = x.shape();
-    const int64_t channels = shape[attrs_.channel_dim()];
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(scale, "scale", channels));
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(offset, "offset", channels));
-    const bool averaging = attrs_.exponential_avg_factor != 1.0f;
-    const bool stats_used = !attrs_.is_training || averaging;
-    const char* when =
-        attrs_.is_training ? "with exponential_avg_factor != 1, " : "with is_training = false, ";
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(mean, "mean", stats_used ? channels : -1, when));
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(variance, "variance", stats_used ? channels : -1, when));
+    const int64_t channels = l.channels;
+    const bool averaging = attrs_.averaging();
 
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor y, ctx.ForwardOrAllocateOutput({0}, 0, shape));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor batch_mean,
-                             ctx.ForwardOrAllocateOutput({3}, 1, {channels}));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor batch_var,
-                             ctx.ForwardOrAllocateOutput({4}, 2, {channels}));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor saved_mean, ctx.AllocateOutput(3, {channels}));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor saved_var, ctx.AllocateOutput(4, {channels}));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor reserve_3, ctx.AllocateOutput(5, {}));
-    reserve_3.data<float>()[0] = 0.0f;
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::BatchNormOutputs out,
+                             sdk::AllocateBatchNormOutputs(ctx, shape, channels));
+    const sdk::Tensor &y = out.y, &batch_mean = out.batch_mean, &batch_var = out.batch_variance,
+                      &saved_mean = out.saved_mean, &saved_var = out.saved_variance;
+    out.reserve_3.data<float>()[0] = 0.0f;
 
     if (x.num_elements() == 0) {
       for (const sdk::Tensor& t : {batch_mean, batch_var, saved_mean, saved_var})
         Fill(t, std::numeric_limits<float>::quiet_NaN());
       return sdk::Status();
     }
-    const ChannelLayout l = attrs_.LayoutOf(shape);
     const float* scale_v = scale.data<float>();
     const float eps = attrs_.epsilon;
     std::vector<float> a(channels);  // scale / sqrt(variance + epsilon)
@@ -255,28 +185,21 @@ class BatchNormGradKernel {
   sdk::Status Compute(sdk::KernelContext& ctx) {
     const sdk::Tensor dy = ctx.input(0), x = ctx.input(1), scale = ctx.input(2),
                       mean = ctx.input(3), variance = ctx.input(4);
-    CFX_SDK_RETURN_IF_ERROR(CheckRank(attrs_, dy, "y_backprop"));
-    CFX_SDK_RETURN_IF_ERROR(CheckRank(attrs_, x, "x"));
+    ChannelLayout l;
+    CFX_SDK_RETURN_IF_ERROR(
+        sdk::CheckBatchNormGradInputs(attrs_, dy, x, scale, mean, variance, &l));
     const sdk::Shape shape = x.shape();
-    if (dy.shape() != shape)
-      return sdk::InvalidArgument("y_backprop (shape ", ShapeStr(dy.shape()), ") and x (shape ",
-                                  ShapeStr(shape), ") must have the same shape");
-    const int64_t channels = shape[attrs_.channel_dim()];
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(scale, "scale", channels));
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(mean, "reserve_space_1 (the mean)", channels));
-    CFX_SDK_RETURN_IF_ERROR(CheckVector(variance, "reserve_space_2 (the variance)", channels));
+    const int64_t channels = l.channels;
 
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor dx, ctx.ForwardOrAllocateOutput({0}, 0, shape));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor scale_bp, ctx.AllocateOutput(1, {channels}));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor offset_bp, ctx.AllocateOutput(2, {channels}));
-    CFX_SDK_RETURN_IF_ERROR(ctx.AllocateOutput(3, {0}).status());
-    CFX_SDK_RETURN_IF_ERROR(ctx.AllocateOutput(4, {0}).status());
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::BatchNormGradOutputs out,
+                             sdk::AllocateBatchNormGradOutputs(ctx, shape, channels));
+    const sdk::Tensor &dx = out.x_backprop, &scale_bp = out.scale_backprop,
+                      &offset_bp = out.offset_backprop;
     if (x.num_elements() == 0) {
       Fill(scale_bp, 0.0f);
       Fill(offset_bp, 0.0f);
       return sdk::Status();
     }
-    const ChannelLayout l = attrs_.LayoutOf(shape);
     const float* m = mean.data<float>();
     const float* v = variance.data<float>();
     const float* scale_v = scale.data<float>();

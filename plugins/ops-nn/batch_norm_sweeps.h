@@ -11,13 +11,11 @@
 #include <cstdint>
 
 #include "conflux/sdk.h"
+#include "conflux/sdk/batch_norm_rules.h"
 
 namespace cfx::nn {
 
-struct ChannelLayout {
-  int64_t outer = 1, channels = 1, inner = 1;
-  int64_t per_channel() const { return outer * inner; }  // elements of each channel
-};
+using ChannelLayout = sdk::BatchNormLayout;
 
 // sum[c] = sum(x - shift[c]), sum_sq[c] = sum((x - shift[c])^2) over channel c. Shifting by a
 // value near the mean (any element of the channel) keeps the one-pass variance

@@ -111,13 +111,21 @@ struct BatchNormSpec {
   float factor;
 };
 
+// Both layouts, training with and without averaging, inference, the 3-D formats, empty batches,
+// one channel, odd sizes, planes longer than a GPU block takes at once (inner > 4096), thousands
+// of channels, and one channel of 2^20 elements.
 const std::vector<BatchNormSpec>& BatchNormSpecs() {
   static const std::vector<BatchNormSpec> specs = {
-      {{2, 4, 4, 3}, "NHWC", true, 1.0f},   {{2, 3, 4, 4}, "NCHW", true, 1.0f},
-      {{2, 4, 4, 3}, "NHWC", true, 0.1f},   {{2, 4, 4, 3}, "NHWC", false, 1.0f},
-      {{2, 3, 4, 4}, "NCHW", false, 1.0f},  {{2, 2, 3, 3, 5}, "NDHWC", true, 1.0f},
-      {{0, 4, 4, 3}, "NHWC", true, 1.0f},   {{32, 14, 14, 64}, "NHWC", true, 1.0f},
-      {{8, 64, 14, 14}, "NCHW", true, 1.0f}};
+      {{2, 4, 4, 3}, "NHWC", true, 1.0f},     {{2, 3, 4, 4}, "NCHW", true, 1.0f},
+      {{2, 4, 4, 3}, "NHWC", true, 0.1f},     {{2, 4, 4, 3}, "NHWC", false, 1.0f},
+      {{2, 3, 4, 4}, "NCHW", false, 1.0f},    {{2, 2, 3, 3, 5}, "NDHWC", true, 1.0f},
+      {{0, 4, 4, 3}, "NHWC", true, 1.0f},     {{32, 14, 14, 64}, "NHWC", true, 1.0f},
+      {{8, 64, 14, 14}, "NCHW", true, 1.0f},  {{5, 3, 7, 1}, "NHWC", true, 0.3f},
+      {{5, 3, 7, 1}, "NHWC", false, 1.0f},    {{5, 1, 3, 7}, "NCHW", true, 1.0f},
+      {{3, 33, 5, 7}, "NCHW", true, 0.3f},    {{3, 5, 7, 33}, "NHWC", false, 1.0f},
+      {{2, 5, 2, 3, 3}, "NCDHW", true, 1.0f}, {{0, 3, 4, 4}, "NCHW", false, 1.0f},
+      {{2, 3, 70, 70}, "NCHW", true, 1.0f},   {{4, 3, 3, 2000}, "NHWC", true, 1.0f},
+      {{1024, 32, 32, 1}, "NHWC", true, 1.0f}};
   return specs;
 }
 

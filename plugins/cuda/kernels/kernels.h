@@ -15,6 +15,7 @@ void RegisterTrainingKernels(sdk::Plugin& p);     // training.cc: the Apply* opt
 void RegisterArrayKernels(sdk::Plugin& p);        // array.cc: Transpose, Tile, Concat, Slice, ...
 void RegisterPoolKernels(sdk::Plugin& p);         // pool.cc: MaxPool, AvgPool and their gradients
 void RegisterConvKernels(sdk::Plugin& p);         // conv.cc: Conv2D and its backprops (cuDNN)
+void RegisterBatchNormKernels(sdk::Plugin& p);    // batch_norm.cc: FusedBatchNormV3 and its grad
 
 }  // namespace cfx::cuda
 
