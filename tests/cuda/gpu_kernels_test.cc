@@ -1,8 +1,9 @@
 // What the conformance cases do not reach in the CUDA plugin's array and element-wise kernels:
 // GatherV2's refusal of an index out of range (found on the device, reported with its position
 // and the range) after which the device keeps working, Equal and NotEqual of shapes that do not
-// broadcast, AddN of more inputs than one pass adds, a Tile of rank 8 (16 walked dims), and
-// LeakyRelu's alpha. Values are compared with the CPU kernels. Skips without a GPU.
+// broadcast, AddN of more inputs than one pass adds, a Tile of rank 8 (16 walked dims),
+// LeakyRelu's alpha, and UnsortedSegmentSum's sums in the CPU's order (the same bits) and its
+// refusal of an id out of range. Values are compared with the CPU kernels. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -67,6 +68,53 @@ TEST(GpuKernels, GatherRefusesAnIndexOutOfRangeNamingIt) {
   // The refusal leaves the device working: a good gather along axis 1 afterwards.
   ExpectSameAsCpu(Gather(DT_INT32),
                   {params, MakeVector<int32_t>({2, 0, 2}), MakeScalar<int32_t>(1)});
+}
+
+NodeDef SegmentSum(DataType t, DataType ids) {
+  return MakeNode("UnsortedSegmentSum", 3,
+                  {{"T", AttrValue::Type(t)},
+                   {"Tindices", AttrValue::Type(ids)},
+                   {"Tnumsegments", AttrValue::Type(DT_INT32)}});
+}
+
+TEST(GpuKernels, UnsortedSegmentSumAddsInTheCpuOrder) {
+  SKIP_WITHOUT_GPU();
+  // 3000 rows of 37 floats of varied magnitude into 11 segments (some ids -1, some segments
+  // empty): float sums depend on their order, so equal bits mean the CPU's order.
+  const int64_t rows = 3000, cols = 37;
+  std::vector<float> data(rows * cols);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<float>((i * 7919) % 1000) * (i % 3 == 0 ? 1e-3f : 1.7f) - 400.0f;
+  std::vector<int32_t> ids(rows);
+  for (int64_t j = 0; j < rows; ++j) ids[j] = static_cast<int32_t>((j * 13) % 12) - 1;
+  std::vector<int64_t> ids64(ids.begin(), ids.end());
+  const Tensor x = MakeTensor<float>(TensorShape({rows, cols}), data);
+  ExpectSameAsCpu(SegmentSum(DT_FLOAT, DT_INT32),
+                  {x, MakeTensor<int32_t>(TensorShape({rows}), ids), MakeScalar<int32_t>(13)});
+  ExpectSameAsCpu(SegmentSum(DT_FLOAT, DT_INT64),
+                  {x, MakeTensor<int64_t>(TensorShape({rows}), ids64), MakeScalar<int32_t>(11)});
+  // Integer sums wrap around as on the CPU; ids of rank 2.
+  ExpectSameAsCpu(
+      SegmentSum(DT_INT32, DT_INT32),
+      {MakeTensor<int32_t>(TensorShape({2, 2, 2}), {2147483647, 1, 5, 6, 2147483647, 3, -7, 8}),
+       MakeTensor<int32_t>(TensorShape({2, 2}), {0, 1, 0, 1}), MakeScalar<int32_t>(3)});
+  // Nothing to add: zeros.
+  ExpectSameAsCpu(SegmentSum(DT_FLOAT, DT_INT32),
+                  {MakeTensor<float>(TensorShape({0, 3}), {}),
+                   MakeTensor<int32_t>(TensorShape({0}), {}), MakeScalar<int32_t>(4)});
+}
+
+TEST(GpuKernels, UnsortedSegmentSumRefusesAnIdOutOfRangeNamingIt) {
+  SKIP_WITHOUT_GPU();
+  auto bad = OnGpu(SegmentSum(DT_FLOAT, DT_INT32),
+                   {MakeTensor<float>(TensorShape({4}), {1, 2, 3, 4}),
+                    MakeVector<int32_t>({0, 5, 1, 7}), MakeScalar<int32_t>(3)});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kInvalidArgument) << bad.status();
+  // The first bad row, as the CPU kernel words it.
+  EXPECT_NE(bad.status().message().find("segment_ids[1] = 5 is out of range [0, 3)"),
+            std::string::npos)
+      << bad.status();
 }
 
 TEST(GpuKernels, EqualityOfShapesThatDoNotBroadcast) {

@@ -15,6 +15,7 @@
 #include "cuda_common.h"
 #include "kernels/array_plan.h"
 #include "kernels/kernels.h"
+#include "kernels/segment_sum_launch.h"
 
 namespace cfx::cuda {
 namespace {
@@ -352,6 +353,34 @@ class UnpackKernel {
 
 // ---- GatherV2 ------------------------------------------------------------------------------
 
+// Completes a kernel whose launches wrote a Check struct into device memory (`check`, inside
+// `scratch`): once the work enqueued so far has run, the struct comes back through pinned memory
+// and done(verdict(result)) runs, so that a bad index found on the device fails the node.
+template <typename Check, typename Verdict>
+sdk::Status CompleteAfterCheck(sdk::KernelContext& ctx, const Check* check, sdk::TensorRef scratch,
+                               const char* what, sdk::AsyncDone done, Verdict verdict) {
+  cfx_device* dev = ctx.device();
+  const cudaStream_t stream = Stream(ctx);
+  CFX_SDK_ASSIGN_OR_RETURN(void* host, dev->pinned->Allocate(sizeof(Check)));
+  sdk::Status s = CudaCheck(
+      cudaMemcpyAsync(host, check, sizeof(Check), cudaMemcpyDeviceToHost, stream), dev->name,
+      std::string("cudaMemcpyAsync of the ") + what + " of " + ctx.node_name());
+  if (s.ok())
+    s = WhenComplete(dev, stream, [dev, host, scratch, done, verdict](const sdk::Status& ran) {
+      Check result;
+      std::memcpy(&result, host, sizeof(result));
+      dev->pinned->Free(host);
+      if (!ran.ok()) return done(ran);
+      done(verdict(result));
+    });
+  if (!s.ok()) {
+    // Work already enqueued may still write `host`: let it finish before the block goes back.
+    cudaStreamSynchronize(stream);
+    dev->pinned->Free(host);
+  }
+  return s;
+}
+
 // GatherV2(params, indices, axis) with batch_dims. The indices stay on the device: the kernel
 // checks them there and the call completes once the check's result is back on the host, failing
 // with the first bad index as the CPU kernel words it.
@@ -379,40 +408,87 @@ class GatherV2Kernel {
     cfx_device* dev = ctx.device();
     CFX_SDK_ASSIGN_OR_RETURN(sdk::TensorRef scratch,  // a GatherCheck in device memory
                              ctx.AllocateTemp(CFX_INT64, {2}));
-    CFX_SDK_ASSIGN_OR_RETURN(void* host, dev->pinned->Allocate(sizeof(GatherCheck)));
-    const cudaStream_t stream = Stream(ctx);
     auto* check = static_cast<GatherCheck*>(scratch.view().raw_data());
-    sdk::Status s = DeviceScope(dev);
-    if (s.ok())
-      s = CudaCheck(LaunchGather(params.raw_data(), indices.raw_data(), index_size, out.raw_data(),
-                                 sdk::DTypeSize(params.dtype()), LayoutOf(sizes), check, stream),
-                    dev->name, "launch of the gather of " + ctx.node_name());
-    if (s.ok())
-      s = CudaCheck(
-          cudaMemcpyAsync(host, check, sizeof(GatherCheck), cudaMemcpyDeviceToHost, stream),
-          dev->name, "cudaMemcpyAsync of the index check of " + ctx.node_name());
-    if (s.ok())
-      s = WhenComplete(
-          dev, stream, [dev, host, scratch, indices_shape, sizes, done](const sdk::Status& ran) {
-            GatherCheck result;
-            std::memcpy(&result, host, sizeof(result));
-            dev->pinned->Free(host);
-            if (!ran.ok()) return done(ran);
-            if (result.first_bad == kNoBadIndex) return done();
-            done(sdk::InvalidArgument(BadIndexMessage(indices_shape,
-                                                      static_cast<int64_t>(result.first_bad),
-                                                      result.value, sizes.axis_size)));
-          });
-    if (!s.ok()) {
-      // Work already enqueued may still write `host`: let it finish before the block goes back.
-      cudaStreamSynchronize(stream);
-      dev->pinned->Free(host);
-    }
-    return s;
+    CFX_SDK_RETURN_IF_ERROR(DeviceScope(dev));
+    CFX_SDK_RETURN_IF_ERROR(
+        CudaCheck(LaunchGather(params.raw_data(), indices.raw_data(), index_size, out.raw_data(),
+                               sdk::DTypeSize(params.dtype()), LayoutOf(sizes), check, Stream(ctx)),
+                  dev->name, "launch of the gather of " + ctx.node_name()));
+    return CompleteAfterCheck(ctx, check, scratch, "index check", done,
+                              [indices_shape, sizes](const GatherCheck& result) -> sdk::Status {
+                                if (result.first_bad == kNoBadIndex) return sdk::Status();
+                                return sdk::InvalidArgument(BadIndexMessage(
+                                    indices_shape, static_cast<int64_t>(result.first_bad),
+                                    result.value, sizes.axis_size));
+                              });
   }
 
  private:
   int64_t batch_dims_ = 0;
+};
+
+// ---- UnsortedSegmentSum (GatherV2's gradient) ---------------------------------------------
+
+// UnsortedSegmentSum(data, segment_ids, num_segments): the CPU kernel's sums in its order
+// (kernels/segment_sum_launch.h), negative ids dropped; an id at or above num_segments fails the
+// node with the CPU's message once the device's check is back.
+class UnsortedSegmentSumKernel {
+ public:
+  sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
+    const sdk::Tensor data = ctx.input(0), ids = ctx.input(1);
+    int64_t num_segments = 0;
+    CFX_SDK_RETURN_IF_ERROR(ReadScalar(ctx, 2, "num_segments", &num_segments));
+    if (num_segments < 0)
+      return sdk::InvalidArgument("num_segments = ", num_segments, " must be >= 0");
+    Dims out_shape;
+    CFX_SDK_RETURN_IF_ERROR(sdk::RuleStatus(
+        shape_rules::UnsortedSegmentShape(data.shape(), ids.shape(), num_segments, &out_shape)));
+    if (ids.dtype() != CFX_INT32 && ids.dtype() != CFX_INT64)
+      return sdk::InvalidArgument("segment_ids must be int32 or int64, got ",
+                                  sdk::DTypeName(ids.dtype()));
+    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));
+    const int64_t rows = ids.num_elements();
+    const int64_t row_size = rows == 0 ? 0 : data.num_elements() / rows;
+    cfx_device* dev = ctx.device();
+    CFX_SDK_RETURN_IF_ERROR(DeviceScope(dev));
+    const cudaStream_t stream = Stream(ctx);
+    if (rows == 0) {  // nothing to add or check
+      if (out.byte_size() > 0)
+        CFX_SDK_RETURN_IF_ERROR(
+            CudaCheck(cudaMemsetAsync(out.raw_data(), 0, out.byte_size(), stream), dev->name,
+                      "cudaMemsetAsync of " + ctx.node_name()));
+      return CompleteAsync(ctx, done);
+    }
+    if (rows > kMaxSegmentRows)
+      return sdk::Unimplemented("UnsortedSegmentSum on GPU takes at most ", kMaxSegmentRows,
+                                " segment ids, got ", rows);
+    const size_t scratch_bytes = SegmentSumScratchBytes(rows);
+    CFX_SDK_ASSIGN_OR_RETURN(
+        sdk::TensorRef scratch,  // the sort's arrays, CUB's scratch, then the check
+        ctx.AllocateTemp(CFX_INT64, {static_cast<int64_t>(scratch_bytes / 8 + 2)}));
+    char* base = static_cast<char*>(scratch.view().raw_data());
+    auto* check = reinterpret_cast<SegmentCheck*>(base + scratch_bytes);
+    SegmentSumArgs a;
+    a.dtype = data.dtype();
+    a.data = data.raw_data();
+    a.ids = ids.raw_data();
+    a.id_size = sdk::DTypeSize(ids.dtype());
+    a.rows = rows;
+    a.row_size = row_size;
+    a.num_segments = num_segments;
+    a.out = out.raw_data();
+    a.scratch = base;
+    a.check = check;
+    CFX_SDK_RETURN_IF_ERROR(CudaCheck(LaunchUnsortedSegmentSum(a, stream), dev->name,
+                                      "launch of the segment sum of " + ctx.node_name()));
+    return CompleteAfterCheck(ctx, check, scratch, "segment id check", done,
+                              [num_segments](const SegmentCheck& result) -> sdk::Status {
+                                if (result.first_bad == kNoBadSegment) return sdk::Status();
+                                return sdk::InvalidArgument(
+                                    "segment_ids[", result.first_bad, "] = ", result.value,
+                                    " is out of range [0, ", num_segments, ")");
+                              });
+  }
 };
 
 // ---- Fills, Select, shape queries ----------------------------------------------------------
@@ -516,6 +592,12 @@ void RegisterArrayKernels(sdk::Plugin& p) {
           .TypeConstraint("Tindices", index)
           .HostMemory("axis")
           .Inexpensive();
+  for (cfx_dtype t : {CFX_FLOAT, CFX_DOUBLE, CFX_INT32, CFX_INT64})
+    for (cfx_dtype index : {CFX_INT32, CFX_INT64})
+      p.AsyncKernel<UnsortedSegmentSumKernel>("UnsortedSegmentSum", kDeviceType)
+          .TypeConstraint("T", t)
+          .TypeConstraint("Tindices", index)
+          .HostMemory("num_segments");
   Register<FillLikeKernel<false>>(p, "ZerosLike");
   Register<FillLikeKernel<true>>(p, "OnesLike");
   Register<SelectKernel<false>>(p, "Select");
