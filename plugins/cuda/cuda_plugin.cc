@@ -5,18 +5,15 @@
 #include "cuda_device.h"
 #include "cudnn_api.h"
 #include "kernels/kernels.h"
+#include "nccl_collectives.h"
 
 namespace {
 
 cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   p.SetInfo("cuda", "0.1.0");
-  std::string cudnn_library;  // the plugin option: a path to libcudnn.so.9
-  for (const auto& [key, value] : p.options()) {
-    if (key != "cudnn_library")
-      return cfx::sdk::InvalidArgument("plugins.cuda.options: unknown key '", key,
-                                       "' (expected cudnn_library)");
-    cudnn_library = value;
-  }
+  CFX_SDK_ASSIGN_OR_RETURN(cfx::cuda::nccl::PluginOptions options,
+                           cfx::cuda::nccl::ParsePluginOptions(p.options()));
+  const std::string& cudnn_library = options.cudnn_library;
   p.DeviceType(cfx::cuda::GpuDeviceType());
   cfx::cuda::RegisterBasicKernels(p);
   cfx::cuda::RegisterElementwiseKernels(p);
@@ -36,6 +33,7 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
     if (cfx::sdk::Host().core->log != nullptr)
       cfx::sdk::Host().core->log(CFX_LOG_WARNING, line.c_str());
   }
+  cfx::cuda::nccl::RegisterNcclCollectives(p, options.nccl_library);  // GPU collectives
   return p.status();
 }
 

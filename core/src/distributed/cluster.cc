@@ -470,6 +470,7 @@ ProcessGroup::~ProcessGroup() {
         LogMessage(LogLevel::kWarning, "telling " + names_[r] + " to exit: " + s.ToString());
     }
   }
+  device_collectives_.Clear();
   host_collectives_.reset();
 }
 

@@ -128,10 +128,15 @@ class ProcessGroup {
   // group on every rank.
   Collectives* host_collectives() const { return host_collectives_.get(); }
   void set_host_collectives(std::unique_ptr<Collectives> c) { host_collectives_ = std::move(c); }
+  // Its collectives for device memory (a device plugin's, e.g. NCCL for GPU), created with the
+  // group on every rank when every rank has devices of their type (runtime.cc).
+  DeviceCollectives& device_collectives() { return device_collectives_; }
+  const DeviceCollectives& device_collectives() const { return device_collectives_; }
 
  private:
   std::shared_ptr<Transport> transport_;
   std::unique_ptr<Collectives> host_collectives_;  // destroyed before the transport
+  DeviceCollectives device_collectives_;           // destroyed before the transport
   std::vector<ClusterTask> tasks_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, int> rank_of_task_;

@@ -123,6 +123,7 @@ class TaskSession {
     s->context.step_resources = &s->step_resources;
     s->context.collect_stats = collect != 0;
     s->context.collectives = group->host_collectives();
+    s->context.device_collectives = &group->device_collectives();
     s->cancellation.Register([s](const Status& e) { s->rendezvous->StartAbort(e); });
     const auto& executors = s->partitions->executors;
     s->remaining = static_cast<int>(executors.size());

@@ -84,7 +84,9 @@ void RegisterControlFlowKernels(KernelRegistry* r);  // Switch, Merge, Enter, Ex
 void RegisterTensorArrayKernels(KernelRegistry* r);  // TensorArrayV3 family
 void RegisterListKernels(KernelRegistry* r);         // EmptyTensorList, TensorListPushBack, ...
 void RegisterStackKernels(KernelRegistry* r);        // StackV2 family
-void RegisterCollectiveKernels(KernelRegistry* r);   // CollectiveReduceV2, ...
+// CollectiveReduceV2, ... on every device type: the CPU's run on the host collectives, another
+// type's on the collectives a plugin registered for its memory, or fail naming the missing ones.
+void RegisterCollectiveKernels(KernelRegistry* r);
 
 // The container of the step's own resources (TensorArrays, stacks): shared by every executor of
 // the step, gone when the step ends. FailedPrecondition outside a Session step.

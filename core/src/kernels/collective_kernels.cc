@@ -1,11 +1,20 @@
 // The collective kernels (CollectiveReduceV2, CollectiveGatherV2, CollectiveBcastSendV2,
-// CollectiveBcastRecvV2) on host memory: asynchronous calls of the step's Collectives (the
-// transport plugin's all-reduce, all-gather and broadcast over the group's ranks, which the
-// Session resolved into the node's _group_ranks attr; kernels/collective_attrs.h).
+// CollectiveBcastRecvV2): asynchronous calls of the step's Collectives (all-reduce, all-gather
+// and broadcast over the group's ranks, which the Session resolved into the node's _group_ranks
+// attr; kernels/collective_attrs.h). On the CPU they run on the transport plugin's collectives for
+// host memory; on another device type on the collectives a device plugin registered for it (NCCL
+// for GPU), with buffers in device memory and the kernel's stream: there `done` means that the
+// transfer is ordered on the stream, as for the device's own kernels. The kernels are registered
+// for every device type (group_size, group_key, instance_key and a receive's shape in host
+// memory); on a device type without collectives a node fails naming itself, the device type and
+// why there are none (no loaded plugin registers them, or the group skipped them).
 //
 // Before a node's first transfer, and whenever its shape changes, the members agree on dtype and
 // shape with one small all-reduce: a member with another shape fails the step on every member
-// with an error naming both, instead of a transfer that reads past a buffer. A step cancelled
+// with an error naming both, instead of a transfer that reads past a buffer. The agreement runs
+// on the host collectives for every device type: dtype and shape are host values, so a device's
+// node needs no device buffer, copies or stream synchronisation for it, and the host collectives
+// exist wherever a transport with collectives does. A step cancelled
 // while a transfer is under way (a failed peer, a timeout) completes the node at once; its buffers
 // stay alive until the transport is done with them, and later collectives on that group fail
 // (the members no longer agree on the order of their calls) unless the abandoned one completes.
@@ -86,8 +95,8 @@ int64_t ShapeFingerprint(DataType dtype, const TensorShape& shape) {
 
 StatusOr<int32_t> ScalarInt32(const Tensor& t, const char* what) {
   if (t.dtype() != DT_INT32 || t.num_elements() != 1)
-    return errors::InvalidArgument(what, " must be an int32 scalar, got ", DataTypeString(t.dtype()),
-                                   " of shape ", t.shape().ToString());
+    return errors::InvalidArgument(what, " must be an int32 scalar, got ",
+                                   DataTypeString(t.dtype()), " of shape ", t.shape().ToString());
   return t.at<int32_t>(0);
 }
 
@@ -151,7 +160,8 @@ void Finish(const std::shared_ptr<Call>& call, const Status& s, bool transport_d
   call->done();
 }
 
-void Transfer(Collectives* collectives, const std::shared_ptr<Call>& call) {
+// `stream`: the kernel's stream for device memory, null for host memory.
+void Transfer(Collectives* collectives, DeviceStream* stream, const std::shared_ptr<Call>& call) {
   const Params* p = call->p.get();
   auto then = [call](const Status& s) {
     if (call->finished.load()) return LateCompletion(call, s);
@@ -161,17 +171,17 @@ void Transfer(Collectives* collectives, const std::shared_ptr<Call>& call) {
   switch (p->kind) {
     case Kind::kReduce:
       return collectives->AllReduce(p->ranks, p->dtype, call->input.raw_data(),
-                                    call->output.raw_data(), count, p->reduce, nullptr, then);
+                                    call->output.raw_data(), count, p->reduce, stream, then);
     case Kind::kGather:
       return collectives->AllGather(p->ranks, p->dtype, call->input.raw_data(), count,
-                                    call->output.raw_data(), nullptr, then);
+                                    call->output.raw_data(), stream, then);
     case Kind::kSend:
     case Kind::kRecv: {
       // A broadcast moves bytes: bool goes as uint8.
       const DataType wire = p->dtype == DT_BOOL ? DT_UINT8 : p->dtype;
       return collectives->Broadcast(p->ranks, wire, call->output.raw_data(),
                                     static_cast<uint64_t>(call->output.num_elements()),
-                                    p->root.load(), nullptr, then);
+                                    p->root.load(), stream, then);
     }
   }
 }
@@ -179,10 +189,14 @@ void Transfer(Collectives* collectives, const std::shared_ptr<Call>& call) {
 class CollectiveKernel : public BuiltinKernel {
  public:
   Status Init(const NodeDef& node, const OpDef& op) override {
-    if (node.op == "CollectiveReduceV2") p_->kind = Kind::kReduce;
-    else if (node.op == "CollectiveGatherV2") p_->kind = Kind::kGather;
-    else if (node.op == "CollectiveBcastSendV2") p_->kind = Kind::kSend;
-    else p_->kind = Kind::kRecv;
+    if (node.op == "CollectiveReduceV2")
+      p_->kind = Kind::kReduce;
+    else if (node.op == "CollectiveGatherV2")
+      p_->kind = Kind::kGather;
+    else if (node.op == "CollectiveBcastSendV2")
+      p_->kind = Kind::kSend;
+    else
+      p_->kind = Kind::kRecv;
     CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "T", &p_->dtype));
     if (p_->kind == Kind::kReduce) {
       std::string merge, final_op;
@@ -191,11 +205,11 @@ class CollectiveKernel : public BuiltinKernel {
       if (final_op == "Div" && merge != "Add")
         return errors::Unimplemented("final_op Div is supported with merge_op Add (a mean), not ",
                                      merge);
-      p_->reduce = merge == "Min"   ? ReduceOp::kMin
-                : merge == "Max" ? ReduceOp::kMax
-                : merge == "Mul" ? ReduceOp::kProd
-                : final_op == "Div" ? ReduceOp::kMean
-                                    : ReduceOp::kSum;
+      p_->reduce = merge == "Min"      ? ReduceOp::kMin
+                   : merge == "Max"    ? ReduceOp::kMax
+                   : merge == "Mul"    ? ReduceOp::kProd
+                   : final_op == "Div" ? ReduceOp::kMean
+                                       : ReduceOp::kSum;
     }
     auto ranks = node.attr.find(kGroupRanksAttr);
     if (ranks != node.attr.end()) {
@@ -238,21 +252,39 @@ class CollectiveKernel : public BuiltinKernel {
       // A group of one: the value itself.
       if (group_size != 1)
         return errors::FailedPrecondition(
-            "group_size is ", group_size, " but the session resolved no group for this node "
+            "group_size is ", group_size,
+            " but the session resolved no group for this node "
             "(collectives run between the tasks of a cluster, one member per task)");
       if (p_->kind == Kind::kRecv)
-        return errors::InvalidArgument("a group of one has no CollectiveBcastSendV2 to receive from");
+        return errors::InvalidArgument(
+            "a group of one has no CollectiveBcastSendV2 to receive from");
       SetOutput(c, 0, c->input(0));
       done();
       return Status();
     }
     if (static_cast<size_t>(group_size) != p_->ranks.size())
       return errors::InvalidArgument("group_size is ", group_size, " but the group has ",
-                                     p_->ranks.size(), " members (ranks ", RanksString(p_->ranks), ")");
-    Collectives* collectives = c->step != nullptr ? c->step->collectives : nullptr;
-    if (collectives == nullptr)
-      return errors::FailedPrecondition("group ", RanksString(p_->ranks), " needs the collectives of ",
+                                     p_->ranks.size(), " members (ranks ", RanksString(p_->ranks),
+                                     ")");
+    // The host collectives (the transport's): the CPU's transfers, and every agreement.
+    Collectives* host = c->step != nullptr ? c->step->collectives : nullptr;
+    if (host == nullptr)
+      return errors::FailedPrecondition("group ", RanksString(p_->ranks),
+                                        " needs the collectives of ",
                                         "a cluster's transport, and this step has none");
+    Collectives* collectives = host;
+    DeviceStream* stream = nullptr;
+    if (c->device->type() != "CPU") {
+      std::string why = "this step has no collectives for device memory";
+      const DeviceCollectives* on_devices = c->step->device_collectives;
+      collectives = on_devices != nullptr ? on_devices->Find(c->device->type(), &why) : nullptr;
+      if (collectives == nullptr)
+        return errors::FailedPrecondition("node ", c->node_name != nullptr ? *c->node_name : "?",
+                                          " runs on device type ", c->device->type(), " (",
+                                          c->device->full_name(), ") but ", why,
+                                          "; place the collective on the CPU");
+      stream = c->stream;
+    }
     CFX_RETURN_IF_ERROR(AbandonedGroups::Get().Check(p_->ranks));
 
     auto call = std::make_shared<Call>();
@@ -307,7 +339,7 @@ class CollectiveKernel : public BuiltinKernel {
       verify = !p_->verified || p_->verified_shape != shape;
     }
     if (!verify) {
-      Transfer(collectives, call);
+      Transfer(collectives, stream, call);
       return Status();
     }
     const int64_t h = ShapeFingerprint(p_->dtype, shape);
@@ -317,9 +349,9 @@ class CollectiveKernel : public BuiltinKernel {
     call->check[1] = -h;
     call->check[2] = p_->kind == Kind::kSend ? root : -1;
     call->check[3] = p_->kind == Kind::kSend ? -root : kNoSender;
-    collectives->AllReduce(
+    host->AllReduce(
         p_->ranks, DT_INT64, call->check, call->check, bcast ? 4 : 2, ReduceOp::kMax, nullptr,
-        [p = p_, collectives, call, h, shape, bcast](const Status& s) {
+        [p = p_, collectives, stream, call, h, shape, bcast](const Status& s) {
           if (call->finished.load()) return LateCompletion(call, s);
           if (!s.ok()) return Finish(call, s, /*transport_done=*/true);
           if (bcast && (call->check[2] < 0 || call->check[2] != -call->check[3]))
@@ -331,19 +363,19 @@ class CollectiveKernel : public BuiltinKernel {
                           /*transport_done=*/true);
           if (bcast) p->root.store(static_cast<int32_t>(call->check[2]));
           if (call->check[0] != h || -call->check[1] != h)
-            return Finish(call,
-                          errors::InvalidArgument(
-                              "the members of group ", RanksString(p->ranks),
-                              " disagree on the dtype or shape of this collective (here ",
-                              DataTypeString(p->dtype), " ", shape.ToString(),
-                              "): every member must pass the same dtype and shape"),
-                          /*transport_done=*/true);
+            return Finish(
+                call,
+                errors::InvalidArgument("the members of group ", RanksString(p->ranks),
+                                        " disagree on the dtype or shape of this collective (here ",
+                                        DataTypeString(p->dtype), " ", shape.ToString(),
+                                        "): every member must pass the same dtype and shape"),
+                /*transport_done=*/true);
           {
             std::lock_guard<std::mutex> lock(p->mu);
             p->verified = true;
             p->verified_shape = shape;
           }
-          Transfer(collectives, call);
+          Transfer(collectives, stream, call);
         });
     return Status();
   }
@@ -355,13 +387,15 @@ class CollectiveKernel : public BuiltinKernel {
 
 void RegisterCollectiveKernels(KernelRegistry* r) {
   // Inexpensive: they hand the transfer to the transport, which runs it on a thread of its own,
-  // or, between graphs, on this thread, where it blocks without computing (no pool handoff).
+  // or, between graphs, on this thread, where it blocks without computing (no pool handoff); on
+  // a device they only enqueue.
   const uint32_t flags = kKernelInexpensive;
   for (const char* op : {"CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2"})
-    RegisterBuiltin(r, BuiltinKernelDef<CollectiveKernel>(
-                           op, "CPU", true, flags, {"group_size", "group_key", "instance_key"}));
+    RegisterBuiltin(
+        r, BuiltinKernelDef<CollectiveKernel>(op, kAnyDeviceType, true, flags,
+                                              {"group_size", "group_key", "instance_key"}));
   RegisterBuiltin(
-      r, BuiltinKernelDef<CollectiveKernel>("CollectiveBcastRecvV2", "CPU", true, flags,
+      r, BuiltinKernelDef<CollectiveKernel>("CollectiveBcastRecvV2", kAnyDeviceType, true, flags,
                                             {"group_size", "group_key", "instance_key", "shape"}));
 }
 

@@ -22,6 +22,7 @@
 namespace cfx {
 
 class Collectives;
+class DeviceCollectives;
 class Env;
 
 // Callbacks to run when a step is aborted (a kernel failed, the step timed out, the session
@@ -79,6 +80,9 @@ struct StepContext {
   // The process group's collectives for host memory (runtime/transport.h); null outside a
   // cluster. The collective kernels (CollectiveReduceV2, ...) run on them.
   Collectives* collectives = nullptr;
+  // Its collectives for device memory, by device type (null outside a cluster): the collective
+  // kernels on a device other than the CPU run on them.
+  const DeviceCollectives* device_collectives = nullptr;
   // The file system the step's kernels write through (the runtime's Env); null means
   // Env::Default().
   Env* env = nullptr;

@@ -7,6 +7,37 @@
 
 namespace cfx {
 
+void DeviceCollectives::Add(std::unique_ptr<Collectives> c) {
+  std::string type = c->device_type();
+  skipped_.erase(type);
+  by_type_[type] = std::move(c);
+}
+
+void DeviceCollectives::Skip(const std::string& device_type, std::string why) {
+  skipped_[device_type] = std::move(why);
+}
+
+void DeviceCollectives::Clear() {
+  by_type_.clear();
+  skipped_.clear();
+}
+
+Collectives* DeviceCollectives::Find(const std::string& device_type, std::string* why) const {
+  if (auto it = by_type_.find(device_type); it != by_type_.end()) return it->second.get();
+  if (auto it = skipped_.find(device_type); it != skipped_.end()) {
+    *why = it->second;
+  } else {
+    *why = "no loaded plugin registers collectives for device type " + device_type;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> DeviceCollectives::types() const {
+  std::vector<std::string> out;
+  for (const auto& [type, c] : by_type_) out.push_back(type);
+  return out;
+}
+
 void Transport::SendBytes(int peer, std::string_view key, std::string bytes, Done done) {
   auto held = std::make_shared<std::string>(std::move(bytes));
   Send(peer, key, "", held->data(), held->size(),

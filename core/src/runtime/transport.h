@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,27 @@ class Collectives {
                          uint64_t count, void* output, DeviceStream* stream, Done done) = 0;
   virtual void Broadcast(const std::vector<int32_t>& ranks, DataType dtype, void* buffer,
                          uint64_t count, int32_t root, DeviceStream* stream, Done done) = 0;
+};
+
+// The collectives of a process group for device memory, one provider per device type ("nccl"
+// for "GPU"), and why a device type that a loaded plugin registers collectives for has none here.
+// Filled once, when the process joins its group, before any step runs; read-only afterwards, so
+// concurrent Find calls need no lock.
+class DeviceCollectives {
+ public:
+  // Takes `c` for its device type, which has no collectives yet.
+  void Add(std::unique_ptr<Collectives> c);
+  // Records why `device_type` has no collectives in this process (Find's error says it).
+  void Skip(const std::string& device_type, std::string why);
+  void Clear();
+  // The collectives for `device_type`; null when there are none, with the reason in *why.
+  Collectives* Find(const std::string& device_type, std::string* why) const;
+  // The device types that have collectives, in name order.
+  std::vector<std::string> types() const;
+
+ private:
+  std::map<std::string, std::unique_ptr<Collectives>> by_type_;
+  std::map<std::string, std::string> skipped_;
 };
 
 class Transport {

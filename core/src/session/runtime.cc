@@ -3,9 +3,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "distributed/cluster.h"
@@ -48,6 +51,176 @@ std::string ClusterShape(const ClusterConfig& c) {
   return std::to_string(c.num_tasks()) + " tasks (" + jobs + ")";
 }
 
+// How many devices of a type a task creates: the config's count (or, unconfigured, what the
+// plugin reports, 1 when it cannot tell), at most what the plugin reports; `why` is the plugin's
+// reason when it reports none.
+struct DevicePlan {
+  int count = 0;
+  int32_t available = -1;  // -1: the plugin cannot tell
+  std::string why;
+};
+DevicePlan PlanDevices(const cfx_device_type_desc* desc, const DeviceTypeConfig* configured) {
+  char why[512] = {0};
+  DevicePlan plan;
+  plan.available = desc->count ? desc->count(desc->type_state, why, sizeof(why) - 1) : -1;
+  const int want =
+      configured != nullptr ? configured->count : (plan.available < 0 ? 1 : plan.available);
+  plan.count = plan.available < 0 ? want : std::min(want, static_cast<int>(plan.available));
+  plan.why = why;
+  return plan;
+}
+
+// A collectives registration the process group may create, and its plugin.
+struct Provider {
+  const cfx_collectives_desc* desc;
+  std::string plugin;
+  std::string label() const {
+    return "collectives '" + std::string(desc->name) + "' (" + desc->device_type + ") of plugin " +
+           plugin;
+  }
+};
+
+// The collectives of a group over `transport`: its own (host memory) and every one a plugin
+// registered by itself (register_collectives), in load order; other transports' own are not
+// used. FailedPrecondition when two of them are for the same device type: a step's collective on
+// a device has one provider to run on.
+StatusOr<std::vector<Provider>> GroupProviders(const PluginManager& plugins,
+                                               const PluginManager::TransportEntry& transport,
+                                               const std::string& where) {
+  std::set<const cfx_collectives_desc*> transports_own;
+  for (const auto& [name, t] : plugins.transports())
+    if (t.desc->collectives != nullptr) transports_own.insert(t.desc->collectives);
+  std::vector<Provider> out;
+  std::map<std::string, size_t> by_type;
+  for (const PluginManager::CollectivesEntry& c : plugins.collectives()) {
+    if (transports_own.count(c.desc) != 0 && c.desc != transport.desc->collectives) continue;
+    Provider p{c.desc, c.plugin};
+    auto [it, fresh] = by_type.emplace(c.desc->device_type, out.size());
+    if (!fresh)
+      return errors::FailedPrecondition(
+          where, ": two collectives providers for device type ", c.desc->device_type, ": ",
+          out[it->second].label(), " and ", p.label(),
+          "; a process uses one provider per device type: load only one of them");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Why this task creates no devices of `type` ("" when it creates some).
+std::string NoDevicesWhy(const PluginManager& plugins, const std::string& type,
+                         const std::map<std::string, DeviceTypeConfig>& devices) {
+  if (type == "CPU") return "";  // host memory
+  auto entry = plugins.device_types().find(type);
+  if (entry == plugins.device_types().end()) return "no loaded plugin provides device type " + type;
+  auto cfg = devices.find(type);
+  DevicePlan plan = PlanDevices(entry->second.desc, cfg == devices.end() ? nullptr : &cfg->second);
+  if (plan.count > 0) return "";
+  if (plan.available != 0) return "the config gives this task 0 " + type + " devices";
+  return "plugin " + entry->second.plugin + " found no " + type + " device" +
+         (plan.why.empty() ? std::string() : ": " + plan.why);
+}
+
+std::string OneLine(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::replace(text.begin(), text.end(), '\t', ' ');
+  return text;
+}
+
+// Every rank's verdict on each provider ("name/device type"): "" when it can create it, else why
+// not. Rank 0 gathers them and answers every rank with one verdict per provider that any rank
+// has: "" (create it, on every rank) or the reason of the first rank that cannot, named. The
+// ranks then create the same providers in the same order (creation may talk to the peers).
+StatusOr<std::map<std::string, std::string>> AgreeOnProviders(
+    const internal::ProcessGroup& group, const std::map<std::string, std::string>& mine) {
+  Transport* t = group.transport();
+  auto encode = [](const std::map<std::string, std::string>& verdicts) {
+    std::string text;
+    for (const auto& [key, why] : verdicts) text += key + "\t" + OneLine(why) + "\n";
+    return text;
+  };
+  auto decode = [](const std::string& text) {
+    std::map<std::string, std::string> verdicts;
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t tab = text.find('\t', at), end = text.find('\n', at);
+      if (tab == std::string::npos || end == std::string::npos || tab > end) break;
+      verdicts[text.substr(at, tab - at)] = text.substr(tab + 1, end - tab - 1);
+      at = end + 1;
+    }
+    return verdicts;
+  };
+  const std::string key = "_group;collectives;";
+  if (group.rank() != 0) {
+    CFX_RETURN_IF_ERROR(
+        t->SendSync(0, key + "offer;" + std::to_string(group.rank()), encode(mine)));
+    CFX_ASSIGN_OR_RETURN(std::string answer, t->RecvSync(0, key + "verdict"));
+    return decode(answer);
+  }
+  std::vector<std::map<std::string, std::string>> all(group.size());
+  all[0] = mine;
+  for (int r = 1; r < group.size(); ++r) {
+    CFX_ASSIGN_OR_RETURN(std::string offer, t->RecvSync(r, key + "offer;" + std::to_string(r)));
+    all[r] = decode(offer);
+  }
+  std::map<std::string, std::string> verdict;
+  for (const auto& verdicts : all)
+    for (const auto& [provider, why] : verdicts) verdict.emplace(provider, "");
+  for (auto& [provider, why] : verdict) {
+    for (int r = 0; r < group.size() && why.empty(); ++r) {
+      auto it = all[r].find(provider);
+      if (it == all[r].end())
+        why = "task " + group.task_name(r) + " loaded no plugin that registers them";
+      else if (!it->second.empty())
+        why = "task " + group.task_name(r) + ": " + it->second;
+    }
+  }
+  const std::string answer = encode(verdict);
+  for (int r = 1; r < group.size(); ++r)
+    CFX_RETURN_IF_ERROR(t->SendSync(r, key + "verdict", answer));
+  return verdict;
+}
+
+// Creates the group's collectives: the host's (the transport's own, or a plugin's for "CPU") and
+// one per device type whose devices every task has. A provider left out is logged with its
+// reason, which a collective node on that device type reports too.
+Status CreateGroupCollectives(internal::ProcessGroup* group, const std::vector<Provider>& providers,
+                              const PluginManager& plugins,
+                              const std::map<std::string, DeviceTypeConfig>& devices) {
+  std::map<std::string, std::string> mine;
+  std::map<std::string, const Provider*> by_key;
+  for (const Provider& p : providers) {
+    const std::string key = internal::CollectivesKey(p.desc);
+    mine[key] = NoDevicesWhy(plugins, p.desc->device_type, devices);
+    by_key[key] = &p;
+  }
+  std::map<std::string, std::string> verdict = mine;
+  if (group->size() > 1) {
+    CFX_ASSIGN_OR_RETURN(verdict, AgreeOnProviders(*group, mine));
+  }
+  for (const auto& [key, why] : verdict) {
+    auto it = by_key.find(key);
+    if (it == by_key.end()) continue;  // another task's; this one has a reason to skip it too
+    const Provider& p = *it->second;
+    const std::string type = p.desc->device_type;
+    if (!why.empty()) {
+      internal::LogMessage(internal::LogLevel::kInfo, p.label() + " not created: " + why);
+      if (type != "CPU")
+        group->device_collectives().Skip(type, p.label() + " were not created: " + why);
+      continue;
+    }
+    CFX_ASSIGN_OR_RETURN(std::unique_ptr<Collectives> collectives,
+                         internal::CreatePluginCollectives(p.desc, p.plugin, group->transport()));
+    if (type == "CPU") {
+      group->set_host_collectives(std::move(collectives));
+    } else {
+      internal::LogMessage(internal::LogLevel::kInfo,
+                           p.label() + " created over " + std::to_string(group->size()) + " tasks");
+      group->device_collectives().Add(std::move(collectives));
+    }
+  }
+  return Status();
+}
+
 }  // namespace
 
 // Joins (once per process) the process group of `config`'s cluster through its transport plugin,
@@ -86,6 +259,8 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
                               " registers no transport of that name");
   }
   const PluginManager::TransportEntry& entry = plugins->transports().at(cc.transport);
+  // Checked before the transport joins: a transport such as MPI joins once per process.
+  CFX_ASSIGN_OR_RETURN(std::vector<Provider> providers, GroupProviders(*plugins, entry, where));
   // The transport's code stays loaded until the process exits, whatever the Runtime does.
   for (const LoadedPluginInfo& p : plugins->loaded())
     if (p.name == entry.plugin && !p.path.empty()) (void)dlopen(p.path.c_str(), RTLD_NOW);
@@ -108,15 +283,11 @@ static StatusOr<internal::ProcessGroup*> JoinProcessGroup(const Config& config,
                                       " ranks but the config describes a cluster of ",
                                       ClusterShape(cc), ": use mpirun -n ", cc.num_tasks());
   }
-  Transport* t = transport.get();
   auto group = std::make_unique<internal::ProcessGroup>(
       std::shared_ptr<Transport>(std::move(transport)), std::move(tasks), chief);
-  if (entry.desc->collectives != nullptr) {
-    CFX_ASSIGN_OR_RETURN(
-        std::unique_ptr<Collectives> collectives,
-        internal::CreatePluginCollectives(entry.desc->collectives, entry.plugin, t));
-    group->set_host_collectives(std::move(collectives));
-  }
+  const ClusterTask& self = group->tasks()[group->rank()];
+  CFX_RETURN_IF_ERROR(CreateGroupCollectives(group.get(), providers, *plugins,
+                                             cc.DevicesOf(self.job, config.devices)));
   if (cc.between_graph())
     group->StartBetweenGraph(cc.heartbeat_interval_ms, cc.heartbeat_timeout_ms);
   slot.group = std::move(group);
@@ -235,11 +406,10 @@ Status Runtime::CreateDevices(const std::string& only_plugin) {
     auto it = config_.devices.find(type);
     bool configured = it != config_.devices.end();
     if (configured) cfg = it->second;
-    char why[512] = {0};
-    int32_t available = desc->count ? desc->count(desc->type_state, why, sizeof(why) - 1) : -1;
-    int want = configured ? cfg.count : (available < 0 ? 1 : available);
-    int n = available < 0 ? want : std::min(want, static_cast<int>(available));
-    if (available == 0) {
+    const DevicePlan plan = PlanDevices(desc, configured ? &cfg : nullptr);
+    const int n = plan.count;
+    const char* why = plan.why.c_str();
+    if (plan.available == 0) {
       std::string reason = why[0] ? why : "the plugin found no device";
       device_type_notes_.push_back({type, reason});
       internal::LogMessage(internal::LogLevel::kInfo,

@@ -277,7 +277,10 @@ Status Session::Run(const RunOptions& options,
   if (cluster == nullptr) {
     step.step_id = impl.next_step_id.fetch_add(1, std::memory_order_relaxed);
     rendezvous = &local_rendezvous.emplace();
-    if (replicas != nullptr) step.collectives = replicas->host_collectives();
+    if (replicas != nullptr) {
+      step.collectives = replicas->host_collectives();
+      step.device_collectives = &replicas->device_collectives();
+    }
   } else {
     // Step ids are unique in the cluster: the transport's keys carry them.
     internal::ProcessGroup* group = cluster->group();
@@ -289,6 +292,7 @@ Status Session::Run(const RunOptions& options,
         [&cancellation](const Status& s) { cancellation.StartCancel(s); }, &impl.compression);
     rendezvous = remote_rendezvous.get();
     step.collectives = group->host_collectives();
+    step.device_collectives = &group->device_collectives();
   }
   step.cancellation = &cancellation;
   step.env = impl.runtime->env();
