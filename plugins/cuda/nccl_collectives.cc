@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "cuda_common.h"
+#include "nccl_collectives_launch.h"
 
 #if __has_include(<nccl.h>)
 #include <nccl.h>
@@ -153,13 +154,31 @@ class NcclCollectives final : public sdk::Collectives {
 
   void AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, void* output, uint64_t count,
                  cfx_reduce_op op, cfx_stream* stream, sdk::TransportDone done) override {
-    RedOp red = kSum;
-    if (sdk::Status s = RedOpOf(op, dtype, &red); !s.ok()) return done(s);
+    Reduction red;
+    if (sdk::Status s = ReductionOf(op, dtype, &red); !s.ok()) return done(s);
     DataType type = kFloat32;
-    DataTypeOf(dtype, &type);  // RedOpOf checked that NCCL has it
-    Run("all_reduce", "ncclAllReduce", ranks, stream, done, [&](GroupComm& g, cudaStream_t s) {
-      return g_api->ncclAllReduce(input, output, count, type, red, g.comm, s);
-    });
+    DataTypeOf(dtype, &type);  // ReductionOf checked that NCCL has it
+    Run(
+        "all_reduce", "ncclAllReduce", ranks, stream, done,
+        [&](GroupComm& g, cudaStream_t s) {
+          return g_api->ncclAllReduce(input, output, count, type, red.op, g.comm, s);
+        },
+        -1,
+        [&](GroupComm& g, cudaStream_t s) -> sdk::Status {
+          if (!red.divide_after) return sdk::Status();
+          // An integer mean: the sum, divided by the group's size behind it on the stream, from
+          // the stream's device (a launch goes to the calling thread's current device).
+          int current = -1;
+          if (cudaGetDevice(&current) != cudaSuccess || current != g.device)
+            CFX_SDK_RETURN_IF_ERROR(
+                CudaCheck(cudaSetDevice(g.device), "nccl all_reduce", "cudaSetDevice"));
+          const cudaError_t e =
+              LaunchDivideIntegers(type, output, count, static_cast<int>(g.ranks.size()), s);
+          if (e == cudaSuccess) return sdk::Status();
+          return sdk::Internal("nccl all_reduce over group ", GroupName(g.ranks),
+                               ": the division of the integer mean by ", g.ranks.size(),
+                               " failed to launch: ", cudaGetErrorString(e));
+        });
   }
 
   void AllGather(Ranks ranks, cfx_dtype dtype, const void* input, uint64_t count, void* output,
@@ -194,10 +213,13 @@ class NcclCollectives final : public sdk::Collectives {
 
   // Enqueues `enqueue` on the group's communicator and the stream, then calls `done`: OK once
   // the collective is ordered on the stream, else the error naming the call and the group.
-  // `root` >= 0: a broadcast's root, which must be a member.
-  template <typename Enqueue>
-  void Run(const char* call, const char* nccl_call, Ranks ranks, cfx_stream* stream,
-           const sdk::TransportDone& done, Enqueue enqueue, int32_t root = -1) {
+  // `root` >= 0: a broadcast's root, which must be a member. `after` enqueues what follows the
+  // collective on the stream (an integer mean's division), once NCCL's call succeeded.
+  template <typename Enqueue, typename After = sdk::Status (*)(GroupComm&, cudaStream_t)>
+  void Run(
+      const char* call, const char* nccl_call, Ranks ranks, cfx_stream* stream,
+      const sdk::TransportDone& done, Enqueue enqueue, int32_t root = -1,
+      After after = [](GroupComm&, cudaStream_t) { return sdk::Status(); }) {
     sdk::Result<GroupComm*> g = CommFor(call, ranks, stream);
     if (!g.ok()) return done(g.status());
     GroupComm& comm = **g;
@@ -208,6 +230,7 @@ class NcclCollectives final : public sdk::Collectives {
     {
       std::lock_guard<std::mutex> lock(comm.mu);
       status = Check(comm, call, nccl_call, enqueue(comm, stream->stream));
+      if (status.ok()) status = after(comm, stream->stream);
     }
     done(status);
   }

@@ -67,6 +67,18 @@ inline const char* DtypeName(cfx_dtype dtype) {
       return "half";
     case CFX_BFLOAT16:
       return "bfloat16";
+    case CFX_INT16:
+      return "int16";
+    case CFX_UINT16:
+      return "uint16";
+    case CFX_BOOL:
+      return "bool";
+    case CFX_COMPLEX64:
+      return "complex64";
+    case CFX_COMPLEX128:
+      return "complex128";
+    case CFX_STRING:
+      return "string";
     default:
       return "this dtype";
   }
@@ -114,34 +126,40 @@ inline bool IsFloatingPoint(DataType t) {
   return t == kFloat16 || t == kFloat32 || t == kFloat64 || t == kBfloat16;
 }
 
-// NCCL's reduction for `op` on `type`; UNIMPLEMENTED naming both when there is none. MEAN is
-// ncclAvg (the sum divided by the group's size), for floating-point types only: integer means
-// are left to the CPU, whose rounding the tests pin down.
-inline sdk::Status RedOpOf(cfx_reduce_op op, cfx_dtype dtype, RedOp* out) {
+// How NCCL runs a reduction: its op, and for an integer mean a division of the sum by the
+// group's size afterwards (on the stream; nccl_collectives_launch.h).
+struct Reduction {
+  RedOp op = kSum;
+  bool divide_after = false;
+};
+
+// NCCL's reduction for `op` on `dtype`; UNIMPLEMENTED naming the dtype when NCCL has no type for
+// it. A floating-point MEAN is ncclAvg; an integer MEAN is ncclSum, then a division truncating
+// toward zero, as the CPU's collectives compute it (NCCL's integer ncclAvg is not specified to
+// round that way).
+inline sdk::Status ReductionOf(cfx_reduce_op op, cfx_dtype dtype, Reduction* out) {
   DataType type;
   if (!DataTypeOf(dtype, &type))
     return sdk::Unimplemented("nccl collectives: NCCL has no type for ", DtypeName(dtype),
                               " (dtype ", static_cast<int>(dtype),
                               "); place the collective on the CPU");
+  out->divide_after = false;
   switch (op) {
     case CFX_REDUCE_SUM:
-      *out = kSum;
+      out->op = kSum;
       return sdk::Status();
     case CFX_REDUCE_PROD:
-      *out = kProd;
+      out->op = kProd;
       return sdk::Status();
     case CFX_REDUCE_MIN:
-      *out = kMin;
+      out->op = kMin;
       return sdk::Status();
     case CFX_REDUCE_MAX:
-      *out = kMax;
+      out->op = kMax;
       return sdk::Status();
     case CFX_REDUCE_MEAN:
-      if (!IsFloatingPoint(type))
-        return sdk::Unimplemented("nccl collectives: the mean of ", DtypeName(dtype),
-                                  " is not run by NCCL (floating-point types only); place the "
-                                  "collective on the CPU");
-      *out = kAvg;
+      out->op = IsFloatingPoint(type) ? kAvg : kSum;
+      out->divide_after = !IsFloatingPoint(type);
       return sdk::Status();
   }
   return sdk::Unimplemented("nccl collectives: unknown reduction ", static_cast<int>(op));

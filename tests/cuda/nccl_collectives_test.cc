@@ -4,9 +4,15 @@
 // nccl_collectives_test.cc, which needs GPUs.
 #include "nccl_collectives.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
+
+#include "conflux/config.h"
+#include "conflux/runtime.h"
+#include "cuda_test_util.h"
 
 namespace cfx::cuda::nccl {
 namespace {
@@ -29,24 +35,47 @@ TEST(NcclCollectivesHost, DtypesMapToNcclTypesAndOthersAreRefused) {
   EXPECT_FALSE(DataTypeOf(CFX_COMPLEX64, &t));
 }
 
-TEST(NcclCollectivesHost, ReductionsMapToNcclOpsAndMeanIsAvgOnFloatingPointOnly) {
-  RedOp op;
-  ASSERT_TRUE(RedOpOf(CFX_REDUCE_SUM, CFX_FLOAT, &op).ok());
-  EXPECT_EQ(op, kSum);
-  ASSERT_TRUE(RedOpOf(CFX_REDUCE_PROD, CFX_INT32, &op).ok());
-  EXPECT_EQ(op, kProd);
-  ASSERT_TRUE(RedOpOf(CFX_REDUCE_MIN, CFX_INT64, &op).ok());
-  EXPECT_EQ(op, kMin);
-  ASSERT_TRUE(RedOpOf(CFX_REDUCE_MAX, CFX_DOUBLE, &op).ok());
-  EXPECT_EQ(op, kMax);
-  ASSERT_TRUE(RedOpOf(CFX_REDUCE_MEAN, CFX_HALF, &op).ok());
-  EXPECT_EQ(op, kAvg);
-  sdk::Status mean = RedOpOf(CFX_REDUCE_MEAN, CFX_INT32, &op);
-  EXPECT_EQ(mean.code(), CFX_UNIMPLEMENTED);
-  EXPECT_NE(mean.message().find("the mean of int32"), std::string::npos) << mean.message();
-  sdk::Status boolean = RedOpOf(CFX_REDUCE_SUM, CFX_BOOL, &op);
+TEST(NcclCollectivesHost, ReductionsMapToNcclOpsAndAFloatingPointMeanIsAvg) {
+  Reduction r;
+  ASSERT_TRUE(ReductionOf(CFX_REDUCE_SUM, CFX_FLOAT, &r).ok());
+  EXPECT_EQ(r.op, kSum);
+  EXPECT_FALSE(r.divide_after);
+  ASSERT_TRUE(ReductionOf(CFX_REDUCE_PROD, CFX_INT32, &r).ok());
+  EXPECT_EQ(r.op, kProd);
+  ASSERT_TRUE(ReductionOf(CFX_REDUCE_MIN, CFX_INT64, &r).ok());
+  EXPECT_EQ(r.op, kMin);
+  ASSERT_TRUE(ReductionOf(CFX_REDUCE_MAX, CFX_DOUBLE, &r).ok());
+  EXPECT_EQ(r.op, kMax);
+  for (cfx_dtype t : {CFX_FLOAT, CFX_DOUBLE, CFX_HALF}) {
+    ASSERT_TRUE(ReductionOf(CFX_REDUCE_MEAN, t, &r).ok());
+    EXPECT_EQ(r.op, kAvg) << DtypeName(t);
+    EXPECT_FALSE(r.divide_after) << DtypeName(t);
+  }
+}
+
+TEST(NcclCollectivesHost, AnIntegerMeanIsASumDividedAfterwardsAsOnTheCpu) {
+  for (cfx_dtype t : {CFX_INT32, CFX_INT64, CFX_UINT8}) {
+    Reduction r{kAvg, false};
+    ASSERT_TRUE(ReductionOf(CFX_REDUCE_MEAN, t, &r).ok());
+    EXPECT_EQ(r.op, kSum) << DtypeName(t);
+    EXPECT_TRUE(r.divide_after) << DtypeName(t);
+  }
+  // A later reduction on the same struct does not divide.
+  Reduction r{kSum, true};
+  ASSERT_TRUE(ReductionOf(CFX_REDUCE_SUM, CFX_INT32, &r).ok());
+  EXPECT_FALSE(r.divide_after);
+}
+
+TEST(NcclCollectivesHost, DtypesWithoutAnNcclTypeAreUnimplementedNamingTheDtype) {
+  Reduction r;
+  sdk::Status boolean = ReductionOf(CFX_REDUCE_SUM, CFX_BOOL, &r);
   EXPECT_EQ(boolean.code(), CFX_UNIMPLEMENTED);
-  EXPECT_NE(boolean.message().find("NCCL has no type for"), std::string::npos) << boolean.message();
+  EXPECT_NE(boolean.message().find("NCCL has no type for bool"), std::string::npos)
+      << boolean.message();
+  sdk::Status complex = ReductionOf(CFX_REDUCE_MEAN, CFX_COMPLEX64, &r);
+  EXPECT_EQ(complex.code(), CFX_UNIMPLEMENTED);
+  EXPECT_NE(complex.message().find("NCCL has no type for complex64"), std::string::npos)
+      << complex.message();
 }
 
 TEST(NcclCollectivesHost, TheWholeGroupHasOneCommunicatorKeyWhicheverWayItIsNamed) {
@@ -104,6 +133,46 @@ TEST(NcclCollectivesHost, PluginOptionsTakeTheLibrariesAndRefuseOtherKeys) {
   EXPECT_EQ(bad.status().message(),
             "plugins.cuda.options: unknown key 'nccl_lib' (expected cudnn_library or "
             "nccl_library)");
+}
+
+// The collectives the loaded cuda plugin lists (what `conflux plugins` prints after
+// "collectives:").
+std::vector<std::string> CudaPluginCollectives(Runtime& rt) {
+  for (const LoadedPluginInfo& p : rt.plugins())
+    if (p.name == "cuda") return p.collectives;
+  ADD_FAILURE() << "the cuda plugin is not loaded";
+  return {};
+}
+
+bool Lists(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(NcclCollectivesHost, ThePluginRegistersNcclForGpuWhereverLibncclOpens) {
+  // The plugin registers the provider with or without a GPU: whether the group creates it is
+  // decided when a cluster forms (a task without GPUs skips it, with the reason).
+  void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  const bool have_nccl = lib != nullptr;
+  if (lib != nullptr) dlclose(lib);
+  EXPECT_EQ(Lists(CudaPluginCollectives(test::CudaRuntime()), "nccl (GPU)"), have_nccl)
+      << (have_nccl ? "libnccl.so.2 opens here" : "libnccl.so.2 does not open here");
+}
+
+TEST(NcclCollectivesHost, AMissingNcclLibraryLeavesThePluginLoadedWithoutTheProvider) {
+  auto config = Config::FromString(R"(plugins:
+  - {name: cpu}
+  - {name: cuda, options: {nccl_library: /nonexistent/libnccl.so.2}}
+devices:
+  CPU: {count: 1}
+  GPU: {count: 1, required: false}
+)",
+                                   "nccl_missing.yaml");
+  ASSERT_TRUE(config.ok()) << config.status();
+  config->plugin_paths.insert(config->plugin_paths.begin(), test::BuildPluginDir());
+  auto rt = Runtime::Create(*config);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_TRUE(CudaPluginCollectives(**rt).empty());
+  EXPECT_TRUE((*rt)->FindDevice("CPU:0").ok());
 }
 
 }  // namespace

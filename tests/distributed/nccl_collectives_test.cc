@@ -118,6 +118,28 @@ TEST(NcclCollectives, OneRankRunsAllReduceAllGatherAndBroadcastOnGpuBuffers) {
     ASSERT_OK(back.status());
     EXPECT_EQ(Values<float>(*back), Values<float>(host)) << "op " << static_cast<int>(op);
   }
+  // The other dtypes of the all-reduce (a group of one reduces to its own values; an integer
+  // mean takes the sum-then-divide path).
+  for (ReduceOp op : {ReduceOp::kMean, ReduceOp::kMin}) {
+    auto ints = gpu->FromHost(MakeVector<int32_t>({-7, 9}));
+    ASSERT_OK(ints.status());
+    ASSERT_OK(RunAndWait([&](Collectives::Done done) {
+      nccl->AllReduce({}, DT_INT32, ints->raw_data(), ints->raw_data(), 2, op,
+                      gpu->compute_stream(), std::move(done));
+    }));
+    auto back = gpu->ToHost(*ints);
+    ASSERT_OK(back.status());
+    EXPECT_EQ(Values<int32_t>(*back), (std::vector<int32_t>{-7, 9})) << static_cast<int>(op);
+  }
+  auto doubles = gpu->FromHost(MakeVector<double>({0.25, -1e300}));
+  ASSERT_OK(doubles.status());
+  ASSERT_OK(RunAndWait([&](Collectives::Done done) {
+    nccl->AllReduce({}, DT_DOUBLE, doubles->raw_data(), doubles->raw_data(), 2, ReduceOp::kSum,
+                    gpu->compute_stream(), std::move(done));
+  }));
+  auto d = gpu->ToHost(*doubles);
+  ASSERT_OK(d.status());
+  EXPECT_EQ(Values<double>(*d), (std::vector<double>{0.25, -1e300}));
   auto gathered = Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({3}));
   ASSERT_OK(gathered.status());
   ASSERT_OK(RunAndWait([&](Collectives::Done done) {
@@ -171,6 +193,7 @@ TEST(NcclCollectives, TwoRanksRunEveryCollectiveKernelOnGpuTensorsInAGraphStep) 
   reduce("mean", "x", 2, DT_FLOAT, "Add", "Div");
   reduce("max", "x", 3, DT_FLOAT, "Max", "Id");
   reduce("isum", "i", 4, DT_INT32, "Add", "Id");
+  reduce("imean", "i", 7, DT_INT32, "Add", "Div");  // truncated toward zero, as on the CPU
   Collective(&b, "gather", "CollectiveGatherV2", {"x"}, 5, DT_FLOAT);
   if (g_rank == 1) {
     b.Const("v", MakeVector<double>({7, 8}));
@@ -183,14 +206,15 @@ TEST(NcclCollectives, TwoRanksRunEveryCollectiveKernelOnGpuTensorsInAGraphStep) 
   ASSERT_OK(session.status());
   for (int run = 0; run < 2; ++run) {
     std::vector<Tensor> out;
-    ASSERT_OK((*session)->Run({}, {"sum:0", "mean:0", "max:0", "isum:0", "gather:0", "bcast:0"}, {},
-                              &out));
+    ASSERT_OK((*session)->Run(
+        {}, {"sum:0", "mean:0", "max:0", "isum:0", "gather:0", "bcast:0", "imean:0"}, {}, &out));
     EXPECT_EQ(Values<float>(out[0]), (std::vector<float>{3, -2, 1}));
     EXPECT_EQ(Values<float>(out[1]), (std::vector<float>{1.5f, -1, 0.5f}));
     EXPECT_EQ(Values<float>(out[2]), (std::vector<float>{2, 0, 0.5f}));
     EXPECT_EQ(Values<int32_t>(out[3]), (std::vector<int32_t>{3, 20}));
     EXPECT_EQ(Values<float>(out[4]), (std::vector<float>{1, 0, 0.5f, 2, -2, 0.5f}));
     EXPECT_EQ(Values<double>(out[5]), (std::vector<double>{7, 8}));
+    EXPECT_EQ(Values<int32_t>(out[6]), (std::vector<int32_t>{1, 10}));
   }
 }
 

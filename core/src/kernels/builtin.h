@@ -86,7 +86,8 @@ void RegisterListKernels(KernelRegistry* r);         // EmptyTensorList, TensorL
 void RegisterStackKernels(KernelRegistry* r);        // StackV2 family
 // CollectiveReduceV2, ... on every device type: the CPU's run on the host collectives, another
 // type's on the collectives a plugin registered for its memory, or fail naming the missing ones.
-void RegisterCollectiveKernels(KernelRegistry* r);
+void RegisterCollectiveKernels(KernelRegistry* r,  // on `device_type`
+                               const std::string& device_type);
 
 // The container of the step's own resources (TensorArrays, stacks): shared by every executor of
 // the step, gone when the step ends. FailedPrecondition outside a Session step.

@@ -4,10 +4,11 @@
 // attr; kernels/collective_attrs.h). On the CPU they run on the transport plugin's collectives for
 // host memory; on another device type on the collectives a device plugin registered for it (NCCL
 // for GPU), with buffers in device memory and the kernel's stream: there `done` means that the
-// transfer is ordered on the stream, as for the device's own kernels. The kernels are registered
-// for every device type (group_size, group_key, instance_key and a receive's shape in host
-// memory); on a device type without collectives a node fails naming itself, the device type and
-// why there are none (no loaded plugin registers them, or the group skipped them).
+// transfer is ordered on the stream, as for the device's own kernels. The kernels exist for the
+// CPU and for each device type a loaded plugin registers collectives for (group_size, group_key,
+// instance_key and a receive's shape in host memory), so that placement keeps collectives on the
+// CPU where no device has any; a device type whose collectives the group skipped (a task without
+// such devices) fails the node naming itself, the device type and why.
 //
 // Before a node's first transfer, and whenever its shape changes, the members agree on dtype and
 // shape with one small all-reduce: a member with another shape fails the step on every member
@@ -385,17 +386,17 @@ class CollectiveKernel : public BuiltinKernel {
 
 }  // namespace
 
-void RegisterCollectiveKernels(KernelRegistry* r) {
+void RegisterCollectiveKernels(KernelRegistry* r, const std::string& device_type) {
   // Inexpensive: they hand the transfer to the transport, which runs it on a thread of its own,
   // or, between graphs, on this thread, where it blocks without computing (no pool handoff); on
   // a device they only enqueue.
   const uint32_t flags = kKernelInexpensive;
   for (const char* op : {"CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2"})
     RegisterBuiltin(
-        r, BuiltinKernelDef<CollectiveKernel>(op, kAnyDeviceType, true, flags,
+        r, BuiltinKernelDef<CollectiveKernel>(op, device_type, true, flags,
                                               {"group_size", "group_key", "instance_key"}));
   RegisterBuiltin(
-      r, BuiltinKernelDef<CollectiveKernel>("CollectiveBcastRecvV2", kAnyDeviceType, true, flags,
+      r, BuiltinKernelDef<CollectiveKernel>("CollectiveBcastRecvV2", device_type, true, flags,
                                             {"group_size", "group_key", "instance_key", "shape"}));
 }
 

@@ -312,7 +312,7 @@ Status Runtime::LoadConfiguredPlugins() {
   internal::RegisterReaderKernels(&kernels_);
   internal::RegisterSummaryKernels(&kernels_);
   internal::RegisterControlFlowKernels(&kernels_);
-  internal::RegisterCollectiveKernels(&kernels_);
+  internal::RegisterCollectiveKernels(&kernels_, "CPU");
   plugins_ = std::make_unique<PluginManager>(&ops_, &kernels_, config_.plugin_paths);
   for (const PluginSpec& spec : config_.plugins) {
     Status s = plugins_->Load(spec);
@@ -322,6 +322,11 @@ Status Runtime::LoadConfiguredPlugins() {
     internal::LogMessage(internal::LogLevel::kWarning,
                          "optional plugin" + where + " not loaded: " + s.ToString());
   }
+  // Collective kernels for each device type with collectives of its own (NCCL for GPU).
+  std::set<std::string> collective_types = {"CPU"};
+  for (const PluginManager::CollectivesEntry& c : plugins_->collectives())
+    if (collective_types.insert(c.desc->device_type).second)
+      internal::RegisterCollectiveKernels(&kernels_, c.desc->device_type);
   return Status();
 }
 
