@@ -24,6 +24,8 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::cuda::RegisterArrayKernels(p);
   cfx::cuda::RegisterPoolKernels(p);
   cfx::cuda::RegisterBatchNormKernels(p);
+  cfx::cuda::RegisterRandomKernels(p);
+  cfx::cuda::RegisterHostOpKernels(p);
   // Convolutions need cuDNN, loaded now; without it they run on the CPU.
   std::string why;
   if (cfx::cuda::LoadCudnn(cudnn_library, &why) != nullptr) {

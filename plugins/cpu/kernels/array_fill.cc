@@ -2,6 +2,7 @@
 // ZerosLike, OnesLike and Range, on CPU.
 #include <complex>
 
+#include "conflux/sdk/host_kernels.h"  // Range, shared with the other devices
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -108,38 +109,9 @@ class OnesLikeKernel {
   }
 };
 
-// Range(start, limit, delta): start, start + delta, ... up to but excluding limit.
-template <typename T>
-class RangeKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    T args[3];
-    const char* names[3] = {"start", "limit", "delta"};
-    for (int i = 0; i < 3; ++i) {
-      sdk::Tensor t = ctx.input(i);
-      if (t.rank() != 0)
-        return sdk::InvalidArgument(names[i], " must be a scalar, got shape ",
-                                    sdk::ShapeString(t.shape()));
-      args[i] = t.data<T>()[0];
-    }
-    int64_t size = 0;
-    CFX_SDK_RETURN_IF_ERROR(RuleStatus(shape_rules::RangeSize(args[0], args[1], args[2], &size)));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, {size}));
-    // Accumulating (not start + i * delta) gives TensorFlow's values, rounding included, and
-    // never leaves [start, limit] for integers.
-    T* dst = out.data<T>();
-    T value = args[0];
-    for (int64_t i = 0; i < size; ++i) {
-      dst[i] = value;
-      if (i + 1 < size) value = static_cast<T>(value + args[2]);
-    }
-    return sdk::Status();
-  }
-};
-
 template <typename... Ts>
 void RegisterRange(sdk::Plugin& p) {
-  (p.Kernel<RangeKernel<Ts>>("Range", "CPU")
+  (p.Kernel<sdk::RangeKernel<Ts>>("Range", "CPU")
        .template TypeConstraint<Ts>("Tidx")
        .HostMemory("start")
        .HostMemory("limit")

@@ -6,21 +6,13 @@
 #include <vector>
 
 #include "conflux/sdk/gradient_shape_rules.h"
+#include "conflux/sdk/host_kernels.h"  // BroadcastGradientArgs, shared with the other devices
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
 namespace {
 
 using shape_rules::Dims;
-
-// Writes int64 `values` to a new vector output `i` of the output's dtype (int32 or int64).
-template <typename T>
-sdk::Status WriteVector(sdk::KernelContext& ctx, int i, const Dims& values) {
-  CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out,
-                           ctx.AllocateOutput(i, {static_cast<int64_t>(values.size())}));
-  for (size_t k = 0; k < values.size(); ++k) out.data<T>()[k] = static_cast<T>(values[k]);
-  return sdk::Status();
-}
 
 // BroadcastTo(input, shape): `input` stretched to `shape`, one strided copy in which the
 // broadcast dimensions step 0 through the input.
@@ -49,20 +41,6 @@ class BroadcastToKernel {
     CopyWalks(ctx, static_cast<const char*>(in.raw_data()), static_cast<char*>(out.raw_data()),
               elem_size, walks);
     return sdk::Status();
-  }
-};
-
-// BroadcastGradientArgs(s0, s1) -> (r0, r1), in the dtype T of all four.
-template <typename T>
-class BroadcastGradientArgsKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext& ctx) {
-    Dims s0, s1, r0, r1;
-    CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 0, "s0", &s0));
-    CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 1, "s1", &s1));
-    CFX_SDK_RETURN_IF_ERROR(RuleStatus(shape_rules::BroadcastGradientArgs(s0, s1, &r0, &r1)));
-    CFX_SDK_RETURN_IF_ERROR(WriteVector<T>(ctx, 0, r0));
-    return WriteVector<T>(ctx, 1, r1);
   }
 };
 
@@ -102,8 +80,9 @@ class InvertPermutationKernel {
 
 void RegisterGradientArrayKernels(sdk::Plugin& p) {
   RegisterTypeAgnostic<BroadcastToKernel>(p, "BroadcastTo", "T", {"shape"});
-  RegisterForTypes<BroadcastGradientArgsKernel, int32_t, int64_t>(p, "BroadcastGradientArgs", "T",
-                                                                  /*inexpensive=*/true);
+  RegisterForTypes<sdk::BroadcastGradientArgsKernel, int32_t, int64_t>(p, "BroadcastGradientArgs",
+                                                                       "T",
+                                                                       /*inexpensive=*/true);
   RegisterForTypes<InvertPermutationKernel, int32_t, int64_t>(p, "InvertPermutation", "T",
                                                               /*inexpensive=*/true);
 }

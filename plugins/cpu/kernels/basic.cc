@@ -1,6 +1,7 @@
 // Const, Identity, IdentityN, EnsureShape, NoOp, and StopGradient and PreventGradient
 // (identities to the forward pass; they matter only to gradient construction) on CPU.
 #include "conflux/sdk/basic_kernels.h"
+#include "conflux/sdk/host_kernels.h"
 #include "conflux/sdk/shape_rules.h"
 #include "kernels/kernels.h"
 
@@ -49,11 +50,6 @@ class EnsureShapeKernel {
   sdk::PartialShape shape_;
 };
 
-class NoOpKernel {
- public:
-  sdk::Status Compute(sdk::KernelContext&) { return sdk::Status(); }
-};
-
 }  // namespace
 
 void RegisterBasicKernels(sdk::Plugin& p) {
@@ -63,7 +59,7 @@ void RegisterBasicKernels(sdk::Plugin& p) {
   p.Kernel<sdk::IdentityKernel>("PreventGradient", "CPU").Inexpensive();
   p.Kernel<IdentityNKernel>("IdentityN", "CPU").Inexpensive();
   p.Kernel<EnsureShapeKernel>("EnsureShape", "CPU").Inexpensive();
-  p.Kernel<NoOpKernel>("NoOp", "CPU").Inexpensive();
+  p.Kernel<sdk::NoOpKernel>("NoOp", "CPU").Inexpensive();
 }
 
 }  // namespace cfx::cpu

@@ -19,17 +19,21 @@
 #include <type_traits>
 #include <vector>
 
+#include "conflux/sdk/philox.h"
 #include "kernels/array_util.h"
 #include "kernels/kernels.h"
-#include "kernels/philox.h"
 
 namespace cfx::cpu {
 namespace {
 
-constexpr int64_t kBlockAlignment = 64;  // a call reserves a multiple of this many blocks
+// The generator, the float conversions and the reservation rule are the SDK's, shared with the
+// other devices' random kernels so that a node draws the same numbers on every device.
+using sdk::GuardedPhilox;
+using sdk::Philox;
+using sdk::PhiloxSamples;
 
 uint64_t RoundUpBlocks(int64_t blocks) {
-  return static_cast<uint64_t>((blocks + kBlockAlignment - 1) / kBlockAlignment * kBlockAlignment);
+  return sdk::PhiloxReservation(static_cast<uint64_t>(blocks));
 }
 
 // Reads the `shape` input (an int32/int64 vector of non-negative sizes).
@@ -76,16 +80,14 @@ struct Uniform;
 template <>
 struct Uniform<float> {
   static constexpr int kPerBlock = 4;
-  void operator()(const Philox::Block& b, float* v) const {
-    for (int i = 0; i < 4; ++i) v[i] = Uint32ToFloat(b[i]);
-  }
+  void operator()(const Philox::Block& b, float* v) const { sdk::UniformFloats(b, v); }
 };
 template <>
 struct Uniform<double> {
   static constexpr int kPerBlock = 2;
   void operator()(const Philox::Block& b, double* v) const {
-    v[0] = Uint64ToDouble(b[0], b[1]);
-    v[1] = Uint64ToDouble(b[2], b[3]);
+    v[0] = sdk::Uint64ToDouble(b[0], b[1]);
+    v[1] = sdk::Uint64ToDouble(b[2], b[3]);
   }
 };
 
@@ -94,16 +96,13 @@ struct Normal;
 template <>
 struct Normal<float> {
   static constexpr int kPerBlock = 4;
-  void operator()(const Philox::Block& b, float* v) const {
-    BoxMullerFloat(b[0], b[1], &v[0], &v[1]);
-    BoxMullerFloat(b[2], b[3], &v[2], &v[3]);
-  }
+  void operator()(const Philox::Block& b, float* v) const { sdk::NormalFloats(b, v); }
 };
 template <>
 struct Normal<double> {
   static constexpr int kPerBlock = 2;
   void operator()(const Philox::Block& b, double* v) const {
-    BoxMullerDouble(b[0], b[1], b[2], b[3], &v[0], &v[1]);
+    sdk::BoxMullerDouble(b[0], b[1], b[2], b[3], &v[0], &v[1]);
   }
 };
 
@@ -162,26 +161,29 @@ class TruncatedNormalKernel {
   }
 
  private:
-  static constexpr int kGroup = std::is_same_v<T, float> ? 4 : 2;
+  static constexpr int kGroup = std::is_same_v<T, float> ? sdk::kTruncatedNormalGroup : 2;
   static constexpr int64_t kBlocksPerGroup = kGroup * 256 / 4;
+  static_assert(!std::is_same_v<T, float> ||
+                kBlocksPerGroup == static_cast<int64_t>(sdk::kTruncatedNormalBlocksPerGroup));
   static constexpr T kTruncateAt = 2;
 
+  // Float groups are the SDK's (shared with the GPU); doubles are drawn the same way, from
+  // four samples per Box-Muller pair.
   static void FillGroup(Philox* gen, T* values) {
-    PhiloxSamples samples(gen);
-    int filled = 0;
-    while (true) {
-      T pair[2];
-      if constexpr (std::is_same_v<T, float>) {
-        const uint32_t x0 = samples(), x1 = samples();
-        BoxMullerFloat(x0, x1, &pair[0], &pair[1]);
-      } else {
+    if constexpr (std::is_same_v<T, float>) {
+      sdk::TruncatedNormalFloats(gen, values);
+    } else {
+      PhiloxSamples samples(gen);
+      int filled = 0;
+      while (true) {
+        T pair[2];
         const uint32_t x0 = samples(), x1 = samples(), x2 = samples(), x3 = samples();
-        BoxMullerDouble(x0, x1, x2, x3, &pair[0], &pair[1]);
-      }
-      for (T x : pair) {
-        if (std::abs(x) < kTruncateAt) {
-          values[filled++] = x;
-          if (filled == kGroup) return;
+        sdk::BoxMullerDouble(x0, x1, x2, x3, &pair[0], &pair[1]);
+        for (T x : pair) {
+          if (std::abs(x) < kTruncateAt) {
+            values[filled++] = x;
+            if (filled == kGroup) return;
+          }
         }
       }
     }
@@ -209,24 +211,17 @@ class RandomUniformIntKernel {
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
     const int64_t n = out.num_elements();
     if (n == 0) return sdk::Status();  // an empty draw needs no valid range (as TensorFlow)
-    const T lo = *minval.data<T>(), hi = *maxval.data<T>();
-    if (!(lo < hi)) return sdk::InvalidArgument("Need minval < maxval: ", lo, " >= ", hi);
+    const T lo_value = *minval.data<T>(), hi = *maxval.data<T>();
+    if (!(lo_value < hi))
+      return sdk::InvalidArgument("Need minval < maxval: ", lo_value, " >= ", hi);
     using U = std::make_unsigned_t<T>;
+    const U lo = static_cast<U>(lo_value);
     const U range = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
     constexpr int kPerBlock = sizeof(T) == 4 ? 4 : 2;
     const Philox base = gen_.Reserve(RoundUpBlocks((n + kPerBlock - 1) / kPerBlock));
-    FillFromBlocks<T, kPerBlock>(ctx, base, out.data<T>(), n,
-                                 [lo, range](const Philox::Block& b, T* v) {
-                                   for (int i = 0; i < kPerBlock; ++i) {
-                                     U bits;
-                                     if constexpr (sizeof(T) == 4) {
-                                       bits = b[i];
-                                     } else {
-                                       bits = b[2 * i] | (U{b[2 * i + 1]} << 32);
-                                     }
-                                     v[i] = static_cast<T>(static_cast<U>(lo) + bits % range);
-                                   }
-                                 });
+    FillFromBlocks<T, kPerBlock>(
+        ctx, base, out.data<T>(), n,
+        [lo, range](const Philox::Block& b, T* v) { sdk::UniformInts<T, U>(b, lo, range, v); });
     return sdk::Status();
   }
 

@@ -16,6 +16,8 @@ void RegisterArrayKernels(sdk::Plugin& p);        // array.cc: Transpose, Tile, 
 void RegisterPoolKernels(sdk::Plugin& p);         // pool.cc: MaxPool, AvgPool and their gradients
 void RegisterConvKernels(sdk::Plugin& p);         // conv.cc: Conv2D and its backprops (cuDNN)
 void RegisterBatchNormKernels(sdk::Plugin& p);    // batch_norm.cc: FusedBatchNormV3 and its grad
+void RegisterRandomKernels(sdk::Plugin& p);  // random.cc: RandomUniform, normals, RandomUniformInt
+void RegisterHostOpKernels(sdk::Plugin& p);  // host_ops.cc: Range, BroadcastGradientArgs, NoOp
 
 }  // namespace cfx::cuda
 
