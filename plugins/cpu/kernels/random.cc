@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "conflux/sdk/philox.h"
+#include "conflux/sdk/random_kernels.h"
 #include "kernels/array_util.h"
 #include "kernels/kernels.h"
 
@@ -34,26 +35,6 @@ using sdk::PhiloxSamples;
 
 uint64_t RoundUpBlocks(int64_t blocks) {
   return sdk::PhiloxReservation(static_cast<uint64_t>(blocks));
-}
-
-// Reads the `shape` input (an int32/int64 vector of non-negative sizes).
-sdk::Status ReadShapeInput(const sdk::KernelContext& ctx, sdk::Shape* shape) {
-  CFX_SDK_RETURN_IF_ERROR(ReadVectorInput(ctx, 0, "shape", shape));
-  for (size_t i = 0; i < shape->size(); ++i) {
-    if ((*shape)[i] < 0)
-      return sdk::InvalidArgument("shape has dimension ", (*shape)[i], " at position ", i,
-                                  "; every dimension must be >= 0");
-  }
-  return sdk::Status();
-}
-
-// Reads attrs seed and seed2 and seeds `gen`.
-sdk::Status InitGenerator(const sdk::KernelInit& init, GuardedPhilox* gen) {
-  int64_t seed = 0, seed2 = 0;
-  CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("seed", &seed));
-  CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("seed2", &seed2));
-  gen->Init(seed, seed2);
-  return sdk::Status();
 }
 
 // Fills out[0, n) with a distribution that turns each block into kPerBlock values:
@@ -112,11 +93,11 @@ struct BlockKernel {
   template <typename T>
   class Kernel {
    public:
-    sdk::Status Init(const sdk::KernelInit& init) { return InitGenerator(init, &gen_); }
+    sdk::Status Init(const sdk::KernelInit& init) { return sdk::InitPhiloxFromAttrs(init, &gen_); }
 
     sdk::Status Compute(sdk::KernelContext& ctx) {
       sdk::Shape shape;
-      CFX_SDK_RETURN_IF_ERROR(ReadShapeInput(ctx, &shape));
+      CFX_SDK_RETURN_IF_ERROR(sdk::ReadRandomShape(ctx, &shape));
       CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
       const int64_t n = out.num_elements();
       constexpr int kPerBlock = Dist<T>::kPerBlock;
@@ -137,11 +118,11 @@ struct BlockKernel {
 template <typename T>
 class TruncatedNormalKernel {
  public:
-  sdk::Status Init(const sdk::KernelInit& init) { return InitGenerator(init, &gen_); }
+  sdk::Status Init(const sdk::KernelInit& init) { return sdk::InitPhiloxFromAttrs(init, &gen_); }
 
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Shape shape;
-    CFX_SDK_RETURN_IF_ERROR(ReadShapeInput(ctx, &shape));
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadRandomShape(ctx, &shape));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
     const int64_t n = out.num_elements();
     const int64_t groups = (n + kGroup - 1) / kGroup;
@@ -196,27 +177,18 @@ class TruncatedNormalKernel {
 template <typename T>
 class RandomUniformIntKernel {
  public:
-  sdk::Status Init(const sdk::KernelInit& init) { return InitGenerator(init, &gen_); }
+  sdk::Status Init(const sdk::KernelInit& init) { return sdk::InitPhiloxFromAttrs(init, &gen_); }
 
   sdk::Status Compute(sdk::KernelContext& ctx) {
     sdk::Shape shape;
-    CFX_SDK_RETURN_IF_ERROR(ReadShapeInput(ctx, &shape));
-    const sdk::Tensor minval = ctx.input(1), maxval = ctx.input(2);
-    if (minval.rank() != 0)
-      return sdk::InvalidArgument("minval must be a scalar, got shape ",
-                                  sdk::ShapeString(minval.shape()));
-    if (maxval.rank() != 0)
-      return sdk::InvalidArgument("maxval must be a scalar, got shape ",
-                                  sdk::ShapeString(maxval.shape()));
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadRandomShape(ctx, &shape));
+    using U = std::make_unsigned_t<T>;
+    U lo = 0, range = 0;
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadUniformIntBounds<T>(ctx, /*check_order=*/false, &lo, &range));
     CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, shape));
     const int64_t n = out.num_elements();
-    if (n == 0) return sdk::Status();  // an empty draw needs no valid range (as TensorFlow)
-    const T lo_value = *minval.data<T>(), hi = *maxval.data<T>();
-    if (!(lo_value < hi))
-      return sdk::InvalidArgument("Need minval < maxval: ", lo_value, " >= ", hi);
-    using U = std::make_unsigned_t<T>;
-    const U lo = static_cast<U>(lo_value);
-    const U range = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+    if (n == 0) return sdk::Status();  // an empty draw reserves no blocks
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadUniformIntBounds<T>(ctx, /*check_order=*/true, &lo, &range));
     constexpr int kPerBlock = sizeof(T) == 4 ? 4 : 2;
     const Philox base = gen_.Reserve(RoundUpBlocks((n + kPerBlock - 1) / kPerBlock));
     FillFromBlocks<T, kPerBlock>(
@@ -233,7 +205,7 @@ class RandomUniformIntKernel {
 // TensorFlow draws it (position i swaps with i + sample % (n - i)); the rows are then gathered.
 class RandomShuffleKernel {
  public:
-  sdk::Status Init(const sdk::KernelInit& init) { return InitGenerator(init, &gen_); }
+  sdk::Status Init(const sdk::KernelInit& init) { return sdk::InitPhiloxFromAttrs(init, &gen_); }
 
   sdk::Status Compute(sdk::KernelContext& ctx) {
     const sdk::Tensor in = ctx.input(0);

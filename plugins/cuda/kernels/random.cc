@@ -12,8 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "conflux/sdk/basic_kernels.h"
-#include "conflux/sdk/philox.h"
+#include "conflux/sdk/random_kernels.h"
 #include "cuda_common.h"
 #include "kernels/kernels.h"
 #include "kernels/random_launch.h"
@@ -36,45 +35,14 @@ constexpr const char* RandomOpName(RandomDist dist) {
   return "?";
 }
 
-// RandomUniformInt's bounds (host scalars of dtype T) as `args`' lo and range; InvalidArgument
-// unless both are scalars with minval < maxval.
-template <typename T>
-sdk::Status ReadIntBounds(const sdk::KernelContext& ctx, bool check_order, RandomFillArgs* args) {
-  const sdk::Tensor minval = ctx.input(1), maxval = ctx.input(2);
-  if (minval.rank() != 0)
-    return sdk::InvalidArgument("minval must be a scalar, got shape ",
-                                sdk::ShapeString(minval.shape()));
-  if (maxval.rank() != 0)
-    return sdk::InvalidArgument("maxval must be a scalar, got shape ",
-                                sdk::ShapeString(maxval.shape()));
-  if (!check_order) return sdk::Status();
-  const T lo = *minval.data<T>(), hi = *maxval.data<T>();
-  if (!(lo < hi)) return sdk::InvalidArgument("Need minval < maxval: ", lo, " >= ", hi);
-  using U = std::make_unsigned_t<T>;
-  args->lo = static_cast<U>(lo);
-  args->range = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
-  return sdk::Status();
-}
-
 template <RandomDist kDist>
 class RandomKernel {
  public:
-  sdk::Status Init(const sdk::KernelInit& init) {
-    int64_t seed = 0, seed2 = 0;
-    CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("seed", &seed));
-    CFX_SDK_RETURN_IF_ERROR(init.attrs().Get("seed2", &seed2));
-    gen_.Init(seed, seed2);
-    return sdk::Status();
-  }
+  sdk::Status Init(const sdk::KernelInit& init) { return sdk::InitPhiloxFromAttrs(init, &gen_); }
 
   sdk::Status ComputeAsync(sdk::KernelContext& ctx, sdk::AsyncDone done) {
     std::vector<int64_t> shape;
-    CFX_SDK_RETURN_IF_ERROR(sdk::ReadIndexInput(ctx, 0, "shape", /*allow_scalar=*/false, &shape));
-    for (size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] < 0)
-        return sdk::InvalidArgument("shape has dimension ", shape[i], " at position ", i,
-                                    "; every dimension must be >= 0");
-    }
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadRandomShape(ctx, &shape));
     RandomFillArgs args;
     args.dist = kDist;
     constexpr bool kInt = kDist == RandomDist::kUniformInt32 || kDist == RandomDist::kUniformInt64;
@@ -97,13 +65,15 @@ class RandomKernel {
   }
 
  private:
+  // RandomUniformInt's bounds into `args` (lo and range as the output width's unsigned type).
   static sdk::Status CheckBounds(const sdk::KernelContext& ctx, bool check_order,
                                  RandomFillArgs* args) {
-    if constexpr (kDist == RandomDist::kUniformInt32) {
-      return ReadIntBounds<int32_t>(ctx, check_order, args);
-    } else {
-      return ReadIntBounds<int64_t>(ctx, check_order, args);
-    }
+    using T = std::conditional_t<kDist == RandomDist::kUniformInt32, int32_t, int64_t>;
+    std::make_unsigned_t<T> lo = 0, range = 0;
+    CFX_SDK_RETURN_IF_ERROR(sdk::ReadUniformIntBounds<T>(ctx, check_order, &lo, &range));
+    args->lo = lo;
+    args->range = range;
+    return sdk::Status();
   }
 
   sdk::GuardedPhilox gen_;
