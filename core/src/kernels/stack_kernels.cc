@@ -73,12 +73,11 @@ class Transfer {
     }
     for (auto& w : waiters) w(status_, value_);
   }
-  // Starts copying `value` from `src` to `dst` (null: host memory) into this transfer; then
-  // (on success) `then`.
+  // Starts copying `value` from `src` to `dst` (null: host memory) into this transfer. The copy's
+  // callback holds `value` until it runs, so a swapped device buffer is released only then.
   static void Start(const std::shared_ptr<Transfer>& transfer, const Device* src, const Device* dst,
-                    const Tensor& value, std::function<void()> then = {}) {
-    CopyTensor(src, dst, value, {}, [transfer, then](const Status& s, Tensor copy) {
-      if (s.ok() && then) then();
+                    const Tensor& value) {
+    CopyTensor(src, dst, value, {}, [transfer, value](const Status& s, Tensor copy) {
       transfer->Finish(s, std::move(copy));
     });
   }
@@ -102,9 +101,7 @@ class Stack : public ResourceBase {
 
   // Pushes `elem`; with `swap` its copy to host memory starts once the element is in place.
   Status Push(const Tensor& elem, const Device* device, bool swap) {
-    auto entry = std::make_shared<Entry>();
-    entry->value = elem;
-    entry->device = device;
+    std::shared_ptr<Swap> swapped;
     {
       std::lock_guard<std::mutex> lock(mu_);
       CFX_RETURN_IF_ERROR(CheckOpen());
@@ -115,19 +112,18 @@ class Stack : public ResourceBase {
       if (max_size_ >= 0 && static_cast<int64_t>(elements_.size()) >= max_size_)
         return errors::InvalidArgument(
             "stack ", name_, " is full: it already holds max_size = ", max_size_, " elements");
-      if (swap) entry->to_host = std::make_shared<Transfer>();
-      elements_.push_back(entry);
+      if (swap) swapped = std::make_shared<Swap>();
+      elements_.push_back({swap ? Tensor() : elem, device, swapped});
     }
-    // Once the element is in host memory the entry lets go of its device buffer.
-    if (swap)
-      Transfer::Start(entry->to_host, device, nullptr, elem, [entry] { entry->value = Tensor(); });
+    if (swapped != nullptr) Transfer::Start(swapped->to_host, device, nullptr, elem);
     return Status();
   }
 
   // Pops the top element and calls done(status, value) with it in `device`'s memory (inline
   // unless it has to come back from host memory). Starts bringing back the element below.
   void Pop(DataType expected, const Device* device, TransferFn done) {
-    std::shared_ptr<Entry> entry, next;
+    Entry entry;
+    std::shared_ptr<Swap> next;
     {
       std::lock_guard<std::mutex> lock(mu_);
       Status s = CheckOpen();
@@ -139,9 +135,9 @@ class Stack : public ResourceBase {
       if (!s.ok()) return done(s, Tensor());
       entry = std::move(elements_.back());
       elements_.pop_back();
-      if (!elements_.empty() && elements_.back()->to_host != nullptr &&
-          elements_.back()->to_device == nullptr) {
-        next = elements_.back();
+      if (!elements_.empty() && elements_.back().swap != nullptr &&
+          elements_.back().swap->to_device == nullptr) {
+        next = elements_.back().swap;
         next->to_device = std::make_shared<Transfer>();
         next->prefetched_to = device;
       }
@@ -157,15 +153,16 @@ class Stack : public ResourceBase {
   }
 
  private:
-  struct Entry {
-    // The pushed tensor; a swapped one's is dropped (by the copy's callback) once its copy is
-    // in host memory, and not read after the push.
-    Tensor value;
-    const Device* device = nullptr;  // the pushing kernel's device
-    // Set when the push swaps: the copy to host memory, and (once a pop prefetches it) the copy
-    // back to the device `prefetched_to`.
-    std::shared_ptr<Transfer> to_host, to_device;
+  // A swapped element: its copy to host memory, and (once a pop prefetches it) its copy back to
+  // the device `prefetched_to`.
+  struct Swap {
+    std::shared_ptr<Transfer> to_host = std::make_shared<Transfer>(), to_device;
     const Device* prefetched_to = nullptr;
+  };
+  struct Entry {
+    Tensor value;                    // the pushed tensor, unless it is swapped
+    const Device* device = nullptr;  // the pushing kernel's device
+    std::shared_ptr<Swap> swap;      // null: not swapped
   };
 
   Status CheckOpen() const {
@@ -173,30 +170,29 @@ class Stack : public ResourceBase {
     return Status();
   }
 
-  // Starts the copy of a swapped entry back to `device` once it has reached host memory.
-  static void Prefetch(const std::shared_ptr<Entry>& entry, const Device* device) {
-    entry->to_host->WhenDone([entry, device](const Status& s, const Tensor& host) {
-      if (!s.ok()) return entry->to_device->Finish(s, Tensor());
-      Transfer::Start(entry->to_device, nullptr, device, host);
+  // Starts the copy of a swapped element back to `device` once it has reached host memory.
+  static void Prefetch(const std::shared_ptr<Swap>& swap, const Device* device) {
+    swap->to_host->WhenDone([swap, device](const Status& s, const Tensor& host) {
+      if (!s.ok()) return swap->to_device->Finish(s, Tensor());
+      Transfer::Start(swap->to_device, nullptr, device, host);
     });
   }
 
   // done(status, value in `device`'s memory) for a popped entry.
-  void Deliver(const std::shared_ptr<Entry>& entry, const Device* device, TransferFn done) {
+  void Deliver(const Entry& entry, const Device* device, TransferFn done) {
+    // Never swapped and popped where it was pushed: the common case, at once.
+    if (entry.swap == nullptr && entry.device == device) return done(Status(), entry.value);
     auto named = [name = name_, done](const Status& s, const Tensor& t) {
       if (!s.ok())
         return done(s.WithPrefix("stack " + name + ": bringing an element back: "), Tensor());
       done(s, t);
     };
-    if (entry->to_host == nullptr) {
-      // Never swapped: in the pusher's memory; a pop on another device copies it over.
-      if (entry->device == device) return done(Status(), entry->value);
-      return CopyTensor(entry->device, device, entry->value, {},
+    if (entry.swap == nullptr)  // a pop on another device copies it over
+      return CopyTensor(entry.device, device, entry.value, {},
                         [named](const Status& s, Tensor t) { named(s, t); });
-    }
-    if (entry->to_device != nullptr && entry->prefetched_to == device)
-      return entry->to_device->WhenDone(named);
-    entry->to_host->WhenDone([device, named](const Status& s, const Tensor& host) {
+    if (entry.swap->to_device != nullptr && entry.swap->prefetched_to == device)
+      return entry.swap->to_device->WhenDone(named);
+    entry.swap->to_host->WhenDone([device, named](const Status& s, const Tensor& host) {
       if (!s.ok()) return named(s, Tensor());
       CopyTensor(nullptr, device, host, {}, [named](const Status& s, Tensor t) { named(s, t); });
     });
@@ -207,7 +203,7 @@ class Stack : public ResourceBase {
   const int64_t max_size_;
   std::mutex mu_;
   bool closed_ = false;
-  std::vector<std::shared_ptr<Entry>> elements_;
+  std::vector<Entry> elements_;
 };
 
 // StackV2: a new stack per run.
