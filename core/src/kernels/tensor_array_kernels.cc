@@ -70,6 +70,12 @@ StatusOr<Tensor> Add(Allocator* allocator, const Tensor& a, const Tensor& b) {
 // `t` in host memory (itself when it already is there).
 StatusOr<Tensor> InHost(const Tensor& t) { return CopyTensorSync(nullptr, nullptr, t); }
 
+// Where tensors are built before they go to `device`: its own memory when that is host memory,
+// else the process's.
+Allocator* HostSideAllocator(const Device* device) {
+  return device->host_addressable() ? device->allocator() : HostAllocator();
+}
+
 // `t` in the memory of `device` (itself when it already is there).
 StatusOr<Tensor> InDevice(const Device* device, const Tensor& t) {
   return CopyTensorSync(nullptr, device, t);
@@ -218,8 +224,7 @@ class TensorArray : public ResourceBase {
     if (e.written) {  // a gradient array: sum, in host memory
       CFX_ASSIGN_OR_RETURN(Tensor a, InHost(e.tensor));
       CFX_ASSIGN_OR_RETURN(Tensor b, InHost(value));
-      const bool host = device->host_addressable();
-      CFX_ASSIGN_OR_RETURN(Tensor sum, Add(host ? device->allocator() : HostAllocator(), a, b));
+      CFX_ASSIGN_OR_RETURN(Tensor sum, Add(HostSideAllocator(device), a, b));
       CFX_ASSIGN_OR_RETURN(e.tensor, InDevice(device, sum));
       return Status();
     }
@@ -251,9 +256,7 @@ class TensorArray : public ResourceBase {
         e.shape = element_shape_.AsTensorShape().value();
         e.has_shape = true;
       }
-      const bool host = device->host_addressable();
-      CFX_ASSIGN_OR_RETURN(
-          value, Zeros(host ? device->allocator() : HostAllocator(), options_.dtype, e.shape));
+      CFX_ASSIGN_OR_RETURN(value, Zeros(HostSideAllocator(device), options_.dtype, e.shape));
       CFX_ASSIGN_OR_RETURN(value, InDevice(device, value));
     }
     e.read = true;
@@ -322,11 +325,7 @@ class TensorArrayKernel : public BuiltinKernel {
 // inputs. Ops with a flow_out pass their flow_in through.
 class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
  protected:
-  // Where the kernels build tensors before they go to the device: its own memory when that is
-  // host memory, else the process's.
-  static Allocator* Alloc(const KernelContext* c) {
-    return c->device->host_addressable() ? c->device->allocator() : HostAllocator();
-  }
+  static Allocator* Alloc(const KernelContext* c) { return HostSideAllocator(c->device); }
   // A vector (of int32 or int64) input as int64s.
   static StatusOr<std::vector<int64_t>> Vector(const KernelContext* c, int i, const char* what) {
     const Tensor& t = c->inputs[i];
@@ -345,8 +344,8 @@ class TensorArrayOpKernel : public StepResourceKernel<TensorArray> {
                                      t.shape().ToString());
     return t.at<int32_t>(0);
   }
-  // The elements at `indices` (all when nullopt) in host memory, for the CPU kernels that copy
-  // them into one tensor.
+  // The elements at `indices` (all when nullopt) in host memory, for the kernels that join them
+  // into one tensor.
   static StatusOr<std::vector<Tensor>> ReadInHost(
       const KernelContext* c, TensorArray& array,
       const std::optional<std::vector<int64_t>>& indices) {
