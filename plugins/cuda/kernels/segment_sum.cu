@@ -75,6 +75,14 @@ __global__ void SumKernel(const T* data, const int64_t* keys, const int64_t* row
   }
 }
 
+template <typename T>
+void LaunchSum(const SegmentSumArgs& a, const int64_t* keys, const int64_t* rows, int64_t total,
+               cudaStream_t stream) {
+  SumKernel<<<GridBlocks(total), kThreadsPerBlock, 0, stream>>>(
+      static_cast<const T*>(a.data), keys, rows, a.rows, a.row_size, a.num_segments,
+      static_cast<T*>(a.out));
+}
+
 template <typename Id>
 cudaError_t Run(const SegmentSumArgs& a, cudaStream_t stream) {
   const Layout l = LayoutFor(a.rows);
@@ -105,24 +113,16 @@ cudaError_t Run(const SegmentSumArgs& a, cudaStream_t stream) {
   if (total == 0 || a.num_segments == 0) return cudaGetLastError();
   switch (a.dtype) {
     case 1:
-      SumKernel<<<GridBlocks(total), kThreadsPerBlock, 0, stream>>>(
-          static_cast<const float*>(a.data), keys_out, rows_out, a.rows, a.row_size, a.num_segments,
-          static_cast<float*>(a.out));
+      LaunchSum<float>(a, keys_out, rows_out, total, stream);
       break;
     case 2:
-      SumKernel<<<GridBlocks(total), kThreadsPerBlock, 0, stream>>>(
-          static_cast<const double*>(a.data), keys_out, rows_out, a.rows, a.row_size,
-          a.num_segments, static_cast<double*>(a.out));
+      LaunchSum<double>(a, keys_out, rows_out, total, stream);
       break;
     case 3:
-      SumKernel<<<GridBlocks(total), kThreadsPerBlock, 0, stream>>>(
-          static_cast<const int32_t*>(a.data), keys_out, rows_out, a.rows, a.row_size,
-          a.num_segments, static_cast<int32_t*>(a.out));
+      LaunchSum<int32_t>(a, keys_out, rows_out, total, stream);
       break;
     default:
-      SumKernel<<<GridBlocks(total), kThreadsPerBlock, 0, stream>>>(
-          static_cast<const int64_t*>(a.data), keys_out, rows_out, a.rows, a.row_size,
-          a.num_segments, static_cast<int64_t*>(a.out));
+      LaunchSum<int64_t>(a, keys_out, rows_out, total, stream);
       break;
   }
   return cudaGetLastError();
