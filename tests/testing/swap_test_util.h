@@ -65,7 +65,9 @@ inline SwapStepResult RecurrentStep(Runtime* rt, const std::string& device, int6
   GraphDef def;
   EXPECT_TRUE(root.ToGraphDef(&def).ok());
   for (const NodeDef& n : def.node) {
-    if (n.op == "StackPushV2") EXPECT_EQ(n.attr.at("swap_memory").b, swap_memory) << n.name;
+    if (n.op == "StackPushV2") {
+      EXPECT_EQ(n.attr.at("swap_memory").b, swap_memory) << n.name;
+    }
   }
   ClientSession session(root, rt);
   Device* dev = *rt->FindDevice(device);
