@@ -125,19 +125,32 @@ sdk::Result<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(const sdk::H
         sdk::StrCat("rank 0 runs other collectives or another job size (", fingerprint[1],
                     " ranks, this rank sees ", e->size, ")"));
   auto c = std::make_unique<MpiCollectives>(e);
-  CFX_SDK_RETURN_IF_ERROR(e->engine.Call([&c, e] {
+  const bool block = transport->collectives_block();
+  const MpiTransport::Options::SharedMemory shared = transport->shared_memory();
+  if (shared == MpiTransport::Options::SharedMemory::kOn && !block)
+    return CollectivesPrecondition(
+        "shared_memory: on needs blocking collectives, and MPI gave less than "
+        "MPI_THREAD_MULTIPLE (or funnel is on)");
+  CFX_SDK_RETURN_IF_ERROR(e->engine.Call([&c, e, block, shared] {
     const int rc = MPI_Comm_dup(e->comm, &c->comm_);
     if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc, "for the collectives");
     MPI_Comm_set_errhandler(c->comm_, MPI_ERRORS_RETURN);
-    return c->ops_.Create();
+    CFX_SDK_RETURN_IF_ERROR(c->ops_.Create());
+    if (!block || shared == MpiTransport::Options::SharedMemory::kOff) return sdk::Status();
+    std::string why;
+    c->shm_ = SharedMemoryAllReduce::Create(c->comm_, &e->names, &why);
+    if (c->shm_ == nullptr && shared == MpiTransport::Options::SharedMemory::kOn)
+      return CollectivesPrecondition("shared_memory: on, but no shared-memory all-reduce: " + why);
+    return sdk::Status();
   }));
   c->on_caller_ = transport->collectives_on_caller();
-  if (transport->collectives_block() && !c->on_caller_)
-    c->lane_ = std::make_unique<CollectiveLane>();
+  if (block && !c->on_caller_) c->lane_ = std::make_unique<CollectiveLane>();
   return c;
 }
 
 MpiCollectives::~MpiCollectives() {
+  // A shared-memory all-reduce waiting for a rank that will not come returns now.
+  if (shm_ != nullptr) shm_->Stop();
   // A collective that a dead peer left blocked keeps its communicator: the process is ending
   // (the transport aborts the job when MPI cannot finalize).
   if (lane_ != nullptr && !lane_->Stop(std::chrono::milliseconds(1000))) return;
@@ -198,29 +211,35 @@ sdk::Status MpiCollectives::RunBlocking(const char* call, Ranks ranks, const Run
   return rc == MPI_SUCCESS ? sdk::Status() : MpiError(call, rc, Describe(ranks));
 }
 
-template <typename RunFn, typename ThenFn>
-void MpiCollectives::Issue(const char* call, Ranks ranks, RunFn run, ThenFn then) {
+template <typename Fn, typename ThenFn>
+void MpiCollectives::InOrder(const char* call, Ranks ranks, Fn fn, ThenFn then) {
   if (on_caller_) {
     // One collective at a time, in the order callers take the lock; `then` runs after it is
     // released, since it may issue the next collective.
     sdk::Status outcome;
     {
       std::lock_guard<std::timed_mutex> lock(caller_mu_);
-      outcome = RunBlocking(call, ranks, run);
+      outcome = fn(ranks);
     }
     return then(outcome);
   }
-  if (lane_ != nullptr) {
-    lane_->Post([this, call, ranks = std::vector<int32_t>(ranks.begin(), ranks.end()),
-                 run = std::move(run), then = std::move(then)](bool go) {
-      if (!go)
-        return then(
-            sdk::Status(CFX_CANCELLED, sdk::StrCat("mpi collectives: ", call, " ", Describe(ranks),
-                                                   " abandoned at shutdown")));
-      then(RunBlocking(call, ranks, run));
-    });
-    return;
-  }
+  lane_->Post([this, call, ranks = std::vector<int32_t>(ranks.begin(), ranks.end()),
+               fn = std::move(fn), then = std::move(then)](bool go) {
+    if (!go)
+      return then(sdk::Status(
+          CFX_CANCELLED,
+          sdk::StrCat("mpi collectives: ", call, " ", Describe(ranks), " abandoned at shutdown")));
+    then(fn(ranks));
+  });
+}
+
+template <typename RunFn, typename ThenFn>
+void MpiCollectives::Issue(const char* call, Ranks ranks, RunFn run, ThenFn then) {
+  if (on_caller_ || lane_ != nullptr)
+    return InOrder(
+        call, ranks,
+        [this, call, run = std::move(run)](Ranks r) { return RunBlocking(call, r, run); },
+        std::move(then));
   e_->engine.Post([this, call, ranks = std::vector<int32_t>(ranks.begin(), ranks.end()),
                    run = std::move(run), then = std::move(then)]() mutable {
     sdk::Result<MPI_Comm> comm = CommOf(ranks);
@@ -244,6 +263,17 @@ void MpiCollectives::AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, 
   const Reduction reduction = how.value();
   const size_t size = sdk::DTypeSize(dtype);
   const int members = ranks.empty() ? e_->size : static_cast<int>(ranks.size());
+  if (shm_ != nullptr && members == e_->size && SharedMemoryAllReduce::Handles(dtype, op)) {
+    return InOrder(
+        "shared-memory all-reduce", ranks,
+        [=, this](Ranks) {
+          e_->engine.EnterBlockingCall();
+          sdk::Status s = shm_->AllReduce(dtype, input, output, count, op);
+          e_->engine.LeaveBlockingCall();
+          return s;
+        },
+        std::move(done));
+  }
   Issue(
       "MPI_Allreduce", ranks,
       [=](MPI_Comm comm, std::vector<MPI_Request>* requests) {

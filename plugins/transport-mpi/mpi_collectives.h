@@ -11,6 +11,10 @@
 // runs. Otherwise the progress thread issues MPI_Iallreduce, MPI_Iallgather and MPI_Ibcast and
 // polls them; done runs there.
 //
+// With blocking collectives, an all-reduce over every rank of a job whose ranks share one host
+// goes through shared memory instead (shared_memory.h; transport option shared_memory), in the
+// same order as the other collectives.
+//
 // Counts above what an MPI int holds run as several collectives (all-reduce, broadcast) or with
 // a derived datatype (all-gather). Reductions: see mpi_reduce.h.
 //
@@ -32,6 +36,7 @@
 #include "conflux/sdk/transport.h"
 #include "endpoint.h"
 #include "mpi_reduce.h"
+#include "shared_memory.h"
 
 namespace cfx::mpi {
 
@@ -91,6 +96,10 @@ class MpiCollectives final : public sdk::Collectives {
   // RunFn: int(MPI_Comm, std::vector<MPI_Request>* requests); ThenFn: void(sdk::Status).
   template <typename RunFn, typename ThenFn>
   void Issue(const char* call, Ranks ranks, RunFn run, ThenFn then);
+  // Blocking collectives: runs `fn` (sdk::Status(Ranks)) on the caller, one collective at a
+  // time, or on the lane, in the order of the calls; `then` gets its status.
+  template <typename Fn, typename ThenFn>
+  void InOrder(const char* call, Ranks ranks, Fn fn, ThenFn then);
   // Makes one collective's blocking MPI calls on this thread (the caller's or the lane's), with
   // the progress thread told to keep quiet meanwhile.
   template <typename RunFn>
@@ -102,6 +111,7 @@ class MpiCollectives final : public sdk::Collectives {
   bool on_caller_ = false;                           // collectives: caller
   std::timed_mutex caller_mu_;                       // held by the caller in a collective
   std::unique_ptr<CollectiveLane> lane_;             // null: the caller or the progress thread
+  std::unique_ptr<SharedMemoryAllReduce> shm_;       // null: MPI_Allreduce
   std::map<std::vector<int32_t>, MPI_Comm> groups_;  // the issuing thread's
 };
 

@@ -31,10 +31,10 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
   Options o;
   for (const auto& [key, value] : config.options) {
     if (key != "chunk_bytes" && key != "inline_bytes" && key != "funnel" &&
-        key != "shutdown_timeout_ms" && key != "collectives")
-      return sdk::InvalidArgument(
-          "mpi transport: unknown option '", key,
-          "' (known: chunk_bytes, inline_bytes, funnel, shutdown_timeout_ms, collectives)");
+        key != "shutdown_timeout_ms" && key != "collectives" && key != "shared_memory")
+      return sdk::InvalidArgument("mpi transport: unknown option '", key,
+                                  "' (known: chunk_bytes, inline_bytes, funnel, "
+                                  "shutdown_timeout_ms, collectives, shared_memory)");
   }
   CFX_SDK_ASSIGN_OR_RETURN(int64_t chunk, config.IntOption("chunk_bytes", o.chunk_bytes));
   if (chunk < 1 || chunk > INT_MAX)
@@ -62,6 +62,17 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
   o.collectives = collectives == "caller"   ? Options::Collectives::kCaller
                   : collectives == "thread" ? Options::Collectives::kThread
                                             : Options::Collectives::kProgress;
+  const std::string shared = config.Option("shared_memory", "auto");
+  if (shared != "auto" && shared != "on" && shared != "off")
+    return sdk::InvalidArgument("mpi transport: shared_memory must be auto, on or off, not '",
+                                shared, "'");
+  if (shared == "on" && (o.funnel || o.collectives == Options::Collectives::kProgress))
+    return sdk::InvalidArgument(
+        "mpi transport: shared_memory: on needs blocking collectives (collectives: caller or "
+        "thread, funnel: false): the progress thread must not wait for the other ranks");
+  o.shared_memory = shared == "on"    ? Options::SharedMemory::kOn
+                    : shared == "off" ? Options::SharedMemory::kOff
+                                      : Options::SharedMemory::kAuto;
   CFX_SDK_ASSIGN_OR_RETURN(int64_t timeout,
                            config.IntOption("shutdown_timeout_ms", o.shutdown_timeout.count()));
   o.shutdown_timeout = std::chrono::milliseconds(timeout);

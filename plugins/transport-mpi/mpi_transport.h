@@ -16,7 +16,10 @@
 // default when the host allows collectives to block their caller, under between-graph
 // replication; thread: blocking MPI collectives on a thread of their own, the default otherwise;
 // progress: non-blocking ones advanced by the progress thread; both blocking modes need
-// MPI_THREAD_MULTIPLE, without which, and in funnel mode, collectives are always progress).
+// MPI_THREAD_MULTIPLE, without which, and in funnel mode, collectives are always progress),
+// shared_memory (auto: the blocking collectives' all-reduce over every rank goes through shared
+// memory when every rank runs on one host, shared_memory.h; on: the same, and creating the
+// collectives fails when it cannot; off: MPI_Allreduce always).
 //
 // A process has at most one: MPI is initialized once per process, and finalized by destroy when
 // the transport initialized it. A send cannot be taken back once posted: Cancel ends only
@@ -46,6 +49,8 @@ class MpiTransport final : public sdk::Transport {
     bool funnel = false;
     enum class Collectives { kCaller, kThread, kProgress };
     Collectives collectives = Collectives::kThread;
+    enum class SharedMemory { kAuto, kOn, kOff };
+    SharedMemory shared_memory = SharedMemory::kAuto;
     std::chrono::milliseconds shutdown_timeout{10000};
   };
   static sdk::Result<Options> ParseOptions(const sdk::TransportConfig& config);
@@ -80,6 +85,7 @@ class MpiTransport final : public sdk::Transport {
   bool collectives_on_caller() const {
     return direct_ && options_.collectives == Options::Collectives::kCaller;
   }
+  Options::SharedMemory shared_memory() const { return options_.shared_memory; }
 
   explicit MpiTransport(Options options) : options_(options), receiver_(&e_) {}
 

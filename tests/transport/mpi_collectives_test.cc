@@ -1,11 +1,17 @@
 // The MPI transport's host-memory collectives under mpirun, checked against values computed
 // here: every dtype and reduction of all-reduce, all-gather and broadcast, on every rank and on
-// a subgroup (every rank but rank 1) that the other ranks sit out.
+// a subgroup (every rank but rank 1) that the other ranks sit out. The all-reduce over every rank
+// goes through shared memory unless the program runs with --shared-memory=off or --funnel (then
+// MPI's); MpiSharedMemory checks what only the shared-memory path does.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "conflux/sdk/float16.h"
@@ -14,6 +20,9 @@
 #include "transport_test_util.h"
 
 namespace cfx::test {
+
+extern bool g_peer_dies;  // mpi_world.cc's main: --peer-dies
+
 namespace {
 
 constexpr uint64_t kCount = 7;
@@ -312,6 +321,134 @@ TEST_F(MpiCollectives, AGroupWithoutThisRankIsAnError) {
   Status s = done.Wait();
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("not a member"), std::string::npos) << s;
+}
+
+// FNV-1a of a buffer: what the ranks compare to see that they hold the same bits.
+uint64_t Fingerprint(const std::vector<char>& bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : bytes) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return h;
+}
+
+// Several MiB (more chunks than the shared-memory segment has slots, and a tail) of values whose
+// sums round: every element is near what the members' values add up to, and every rank holds
+// the same bits, whichever path reduced them.
+TEST_F(MpiCollectives, AllReduceOfManyChunksGivesEveryRankTheSameBits) {
+  const uint64_t count = (uint64_t{3} << 20) / sizeof(float) + 5;
+  auto value = [](int rank, uint64_t i) { return std::sin(0.001 * static_cast<double>(i) + rank); };
+  struct Case {
+    DataType dtype;
+    ReduceOp op;
+    bool in_place;
+  };
+  for (const Case& k :
+       {Case{DT_FLOAT, ReduceOp::kSum, false}, Case{DT_FLOAT, ReduceOp::kMean, true},
+        Case{DT_DOUBLE, ReduceOp::kMax, false}, Case{DT_HALF, ReduceOp::kSum, false},
+        Case{DT_INT32, ReduceOp::kSum, true}}) {
+    const DataType d = k.dtype;
+    const double scale = d == DT_INT32 ? 1000 : 1;
+    std::vector<std::vector<char>> inputs(MpiWorld::size());
+    for (int r = 0; r < MpiWorld::size(); ++r) {
+      inputs[r].resize(count * DataTypeSize(d));
+      for (uint64_t i = 0; i < count; ++i) Store(d, inputs[r].data(), i, scale * value(r, i));
+    }
+    std::vector<char> input = inputs[MpiWorld::rank()];
+    std::vector<char> output = k.in_place ? input : std::vector<char>(input.size());
+    Outcome done;
+    c().AllReduce({}, d, k.in_place ? output.data() : input.data(), output.data(), count, k.op,
+                  nullptr, done.Callback());
+    const std::string what = DataTypeString(d) + " op " + std::to_string(static_cast<int>(k.op));
+    Status s = done.Wait();
+    EXPECT_TRUE(s.ok()) << what << ": " << s;
+    if (!s.ok()) continue;
+    int wrong = 0;
+    for (uint64_t i = 0; i < count && wrong < 5; ++i) {
+      double sum = 0, hi = -INFINITY;
+      for (int r = 0; r < MpiWorld::size(); ++r) {
+        sum += Load(d, inputs[r].data(), i);
+        hi = std::max(hi, Load(d, inputs[r].data(), i));
+      }
+      const double want = k.op == ReduceOp::kMax    ? hi
+                          : k.op == ReduceOp::kMean ? sum / MpiWorld::size()
+                                                    : sum;
+      const double got = Load(d, output.data(), i);
+      const double tolerance = d == DT_HALF ? 4e-3 : d == DT_FLOAT ? 1e-6 : 0;
+      if (std::abs(got - want) > tolerance * std::max(1.0, std::abs(want))) {
+        ++wrong;
+        ADD_FAILURE() << what << ", element " << i << ": " << got << ", want " << want;
+      }
+    }
+    uint64_t mine = Fingerprint(output);
+    std::vector<uint64_t> all(MpiWorld::size());
+    Outcome gathered;
+    c().AllGather({}, DT_UINT64, &mine, 1, all.data(), nullptr, gathered.Callback());
+    ASSERT_OK(gathered.Wait());
+    for (int r = 0; r < MpiWorld::size(); ++r)
+      EXPECT_EQ(all[r], mine) << what << ": rank " << r << " holds other bits than rank "
+                              << MpiWorld::rank();
+  }
+  // No elements at all is a call like any other.
+  Outcome empty;
+  c().AllReduce({}, DT_FLOAT, nullptr, nullptr, 0, ReduceOp::kSum, nullptr, empty.Callback());
+  EXPECT_OK(empty.Wait());
+}
+
+// Members that make different calls (here a count) all fail, each naming a member that differs,
+// instead of one waiting for chunks the others never send; the next call works.
+TEST(MpiSharedMemory, MembersThatMakeDifferentCallsAllFailAndTheNextCallWorks) {
+  if (!MpiWorld::shared_memory()) GTEST_SKIP() << "MPI's all-reduce runs: its behaviour";
+  Collectives& c = MpiWorld::collectives();
+  const uint64_t count = MpiWorld::rank() == 0 ? 5 : 7;
+  std::vector<float> input(count, 1), output(count);
+  Outcome done;
+  c.AllReduce({}, DT_FLOAT, input.data(), output.data(), count, ReduceOp::kSum, nullptr,
+              done.Callback());
+  Status s = done.Wait();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("every member must make the same call"), std::string::npos) << s;
+  const std::string other = MpiWorld::rank() == 0 ? "task:1 (rank 1) reduces 7 float (sum)"
+                                                  : "task:0 (rank 0) reduces 5 float (sum)";
+  EXPECT_NE(s.message().find(other), std::string::npos) << s;
+  std::vector<float> one = {static_cast<float>(MpiWorld::rank())}, sum(1);
+  Outcome next;
+  c.AllReduce({}, DT_FLOAT, one.data(), sum.data(), 1, ReduceOp::kSum, nullptr, next.Callback());
+  ASSERT_OK(next.Wait());
+  const int n = MpiWorld::size();
+  EXPECT_EQ(sum[0], static_cast<float>(n * (n - 1) / 2));
+  EXPECT_OK(MpiWorld::Barrier());
+}
+
+// --peer-dies (tests/transport/peer_dies.sh, under mpirun --enable-recovery): after one
+// all-reduce together, rank 1 kills itself, and rank 0's next all-reduce, which waits for it,
+// fails within 5 s with UNAVAILABLE naming it, instead of waiting for ever.
+TEST(MpiSharedMemory, APeerThatDiesFailsTheAllReduceNamingIt) {
+  if (!g_peer_dies || !MpiWorld::shared_memory()) GTEST_SKIP() << "needs --peer-dies";
+  Collectives& c = MpiWorld::collectives();
+  std::vector<float> input(1 << 20, 1.0f), output(input.size());
+  Outcome first;
+  c.AllReduce({}, DT_FLOAT, input.data(), output.data(), input.size(), ReduceOp::kSum, nullptr,
+              first.Callback());
+  ASSERT_OK(first.Wait());
+  if (MpiWorld::rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::fflush(stdout);
+    std::raise(SIGKILL);
+  }
+  if (MpiWorld::rank() != 0) return;
+  const auto start = std::chrono::steady_clock::now();
+  Outcome second;
+  c.AllReduce({}, DT_FLOAT, input.data(), output.data(), input.size(), ReduceOp::kSum, nullptr,
+              second.Callback());
+  Status s = second.Wait(std::chrono::milliseconds(20000));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s;
+  EXPECT_NE(s.message().find("task:1 (rank 1) ended"), std::string::npos) << s;
+  EXPECT_LT(seconds, 5.0);
+  std::printf("rank 0 saw rank 1 die within %.2f s: %s\n", seconds, s.ToString().c_str());
+  std::fflush(stdout);
+  // The job cannot end normally with a dead rank: the test's outcome is what it printed.
+  std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
 }
 
 }  // namespace

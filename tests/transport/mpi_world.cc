@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "conflux/kernel_registry.h"
 #include "conflux/op_def.h"
@@ -22,6 +25,7 @@ struct World {
   std::unique_ptr<Transport> transport;
   std::unique_ptr<Collectives> collectives;
   int barriers = 0;
+  bool shared_memory = false;
 };
 
 World* world = nullptr;
@@ -31,18 +35,22 @@ World* world = nullptr;
 Transport& MpiWorld::transport() { return *world->transport; }
 Collectives& MpiWorld::collectives() { return *world->collectives; }
 
-Status MpiWorld::Create(bool funnel) {
+bool MpiWorld::shared_memory() { return world->shared_memory; }
+
+Status MpiWorld::Create(bool funnel, const std::string& shared_memory) {
   world = new World;
+  world->shared_memory = shared_memory == "on";
+  std::vector<std::pair<std::string, std::string>> options = {
+      {"chunk_bytes", "1M"}, {"funnel", funnel ? "true" : "false"}};
+  if (!shared_memory.empty()) options.emplace_back("shared_memory", shared_memory);
   PluginSpec spec;
   spec.path = BuildPluginDir() + "/libconflux_transport-mpi.so";
   CFX_RETURN_IF_ERROR(world->plugins.Load(spec));
   auto entry = world->plugins.transports().find("mpi");
   if (entry == world->plugins.transports().end())
     return errors::NotFound("the transport-mpi plugin registered no transport 'mpi'");
-  CFX_ASSIGN_OR_RETURN(world->transport,
-                       internal::CreatePluginTransport(
-                           entry->second.desc, entry->second.plugin,
-                           {{"chunk_bytes", "1M"}, {"funnel", funnel ? "true" : "false"}}, 0));
+  CFX_ASSIGN_OR_RETURN(world->transport, internal::CreatePluginTransport(
+                                             entry->second.desc, entry->second.plugin, options, 0));
   for (int r = 0; r < world->transport->size(); ++r)
     world->transport->SetPeerName(r, "/job:test/replica:0/task:" + std::to_string(r));
   for (const PluginManager::CollectivesEntry& c : world->plugins.collectives()) {
@@ -82,12 +90,26 @@ std::string MpiWorld::Key(const std::string& what) {
 
 // Runs every test on every rank. Each rank prints "rank R of N: all tests passed" when its tests
 // passed: the ctest driver (cmake/RunMpiTest.cmake) checks that N ranks said so.
-// --funnel: every MPI call of the transport runs on its progress thread.
+// --funnel: every MPI call of the transport runs on its progress thread (and MPI's all-reduce).
+// --shared-memory=off: MPI's all-reduce; otherwise the all-reduce over every rank goes through
+// shared memory (option shared_memory: on). --peer-dies: only MpiSharedMemory.APeerThatDies*,
+// in which rank 1 kills itself (tests/transport/peer_dies.sh).
+namespace cfx::test {
+bool g_peer_dies = false;
+}  // namespace cfx::test
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   bool funnel = false;
-  for (int i = 1; i < argc; ++i) funnel = funnel || std::strcmp(argv[i], "--funnel") == 0;
-  cfx::Status s = cfx::test::MpiWorld::Create(funnel);
+  std::string shared_memory = "on";
+  for (int i = 1; i < argc; ++i) {
+    funnel = funnel || std::strcmp(argv[i], "--funnel") == 0;
+    if (std::strncmp(argv[i], "--shared-memory=", 16) == 0) shared_memory = argv[i] + 16;
+    cfx::test::g_peer_dies |= std::strcmp(argv[i], "--peer-dies") == 0;
+  }
+  if (funnel) shared_memory.clear();
+  if (cfx::test::g_peer_dies) ::testing::GTEST_FLAG(filter) = "MpiSharedMemory.APeerThatDies*";
+  cfx::Status s = cfx::test::MpiWorld::Create(funnel, shared_memory);
   if (!s.ok()) {
     std::fprintf(stderr, "cannot start the MPI transport: %s\n", s.ToString().c_str());
     return 1;
@@ -98,7 +120,8 @@ int main(int argc, char** argv) {
   s = cfx::test::MpiWorld::Barrier();
   cfx::test::MpiWorld::Destroy();
   if (result == 0 && s.ok())
-    std::printf("rank %d of %d: all tests passed%s\n", rank, size, funnel ? " (funnel)" : "");
+    std::printf("rank %d of %d: all tests passed%s%s\n", rank, size, funnel ? " (funnel)" : "",
+                shared_memory == "on" ? " (shared memory)" : "");
   else if (!s.ok())
     std::fprintf(stderr, "rank %d: final barrier: %s\n", rank, s.ToString().c_str());
   return result == 0 && s.ok() ? 0 : 1;

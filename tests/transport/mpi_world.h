@@ -24,8 +24,11 @@ class MpiWorld {
   static int size() { return transport().size(); }
 
   // Loads the plugin and creates the transport (chunk_bytes 1 MiB, so that a few MiB make
-  // several chunks; `funnel`: every MPI call on the progress thread) and the collectives.
-  static Status Create(bool funnel);
+  // several chunks; `funnel`: every MPI call on the progress thread; `shared_memory`: the
+  // transport option, "" for its default) and the collectives.
+  static Status Create(bool funnel, const std::string& shared_memory);
+  // The all-reduce over every rank goes through shared memory (the option was "on").
+  static bool shared_memory();
   static void Destroy();
 
   // Every rank waits until all have arrived (messages through rank 0).
