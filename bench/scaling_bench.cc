@@ -14,7 +14,8 @@
 // Options: --steps N (per replica, after --warmup W), --batch B, --threads T (intra-op threads
 // per process, default 1; one inter-op thread), --trace FILE (a Chrome trace of one more step of
 // the first train op, every task's nodes), --fusion-bytes SIZE (dp: the config's
-// cluster.fusion_bytes). Prints one line: "<model> <mode> replicas R
+// cluster.fusion_bytes). $CONFLUX_BENCH_TRANSPORT_OPTIONS: the transport's options (e.g.
+// "shared_memory: off"). Prints one line: "<model> <mode> replicas R
 // examples/s X".
 #include <chrono>
 #include <cstdio>
@@ -90,10 +91,16 @@ plugins:
     y += "cluster:\n  transport: mpi\n  jobs:\n    - {name: worker, tasks: " +
          std::to_string(ranks) + "}\n";
   if (f.mode == "dp-between") y += "  replication: between-graph\n";
+  // As the other MPI benchmarks: $CONFLUX_BENCH_TRANSPORT_OPTIONS, e.g. "shared_memory: off".
+  const char* options = std::getenv("CONFLUX_BENCH_TRANSPORT_OPTIONS");
+  const std::string transport_options =
+      options != nullptr ? "  transport_options: {" + std::string(options) + "}\n" : "";
+  if (dp) y += transport_options;
   if (dp && !f.fusion_bytes.empty()) y += "  fusion_bytes: " + f.fusion_bytes + "\n";
   if (f.mode == "ps")
     y += "cluster:\n  transport: mpi\n  chief: worker:0\n  jobs:\n    - {name: ps, tasks: 1}\n"
-         "    - {name: worker, tasks: " + std::to_string(ranks - 1) + "}\n";
+         "    - {name: worker, tasks: " +
+         std::to_string(ranks - 1) + "}\n" + transport_options;
   return y;
 }
 

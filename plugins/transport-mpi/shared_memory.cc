@@ -45,7 +45,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kMinChunk = uint64_t{64} << 10;
 constexpr uint64_t kMaxChunk = uint64_t{1} << 20;
-constexpr int kSpins = 4000;  // pauses before the first yield, a few microseconds
+// Pauses before the first yield: some 20 to 60 us, after which a thread of this rank that has
+// work (the executor, when collectives run on their own thread) gets the core.
+constexpr int kSpins = 1000;
 constexpr auto kCheckEvery = std::chrono::milliseconds(20);
 
 inline void CpuRelax() {
@@ -405,7 +407,15 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
     };
     if (sdk::Status w = Wait(2, s - 2, count); !w.ok()) return fail(w);
     char* own = SlotOf(rank_, slot);
-    if (len > 0) std::memcpy(own, in + start * size, len * size);
+    // The others' shares of this rank's input go to its slot; its own share is read from the
+    // input where it is, unless the reduction overwrites it before the last use (in place, with
+    // more than two ranks).
+    const uint64_t lo = len * rank_ / size_, hi = len * (rank_ + 1) / size_;
+    const bool own_in_slot = input == output && size_ > 2;
+    const uint64_t skip_from = own_in_slot ? len : lo, skip_to = own_in_slot ? len : hi;
+    if (skip_from > 0) std::memcpy(own, in + start * size, skip_from * size);
+    if (len > skip_to)
+      std::memcpy(own + skip_to * size, in + (start + skip_to) * size, (len - skip_to) * size);
     const CallInfo call{s, count, static_cast<int32_t>(dtype), static_cast<int32_t>(op)};
     mine->call[slot] = call;
     mine->in.value.store(s, std::memory_order_release);
@@ -421,16 +431,18 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
                                   ", this rank ", DescribeCall(call),
                                   ": every member must make the same call");
     }
-    // This rank's share, reduced in rank order from every slot.
-    const uint64_t lo = len * rank_ / size_, hi = len * (rank_ + 1) / size_;
+    // This rank's share, reduced in rank order, into its output and back into its slot.
     if (hi > lo) {
       char* share = out + (start + lo) * size;
       char* own_share = own + lo * size;
+      auto operand = [&](int j) -> const void* {
+        if (j == rank_ && !own_in_slot) return in + (start + lo) * size;
+        return SlotOf(j, slot) + lo * size;
+      };
       const bool mean = op == CFX_REDUCE_MEAN;
       for (int j = 1; j < size_; ++j) {
-        const void* a = j == 1 ? SlotOf(0, slot) + lo * size : share;
         void* also = j == size_ - 1 && !mean ? own_share : nullptr;
-        combine(share, also, a, SlotOf(j, slot) + lo * size, hi - lo);
+        combine(share, also, j == 1 ? operand(0) : share, operand(j), hi - lo);
       }
       if (mean) {
         DivideBy(dtype, share, hi - lo, size_);

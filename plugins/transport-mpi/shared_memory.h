@@ -10,7 +10,8 @@
 // is left behind however the job ends) holds per rank a control block and two slots of
 // chunk_bytes. A tensor goes through in chunks; for chunk number s, in slot s % 2, each rank:
 //   1. waits until every rank is done with chunk s - 2 (which used the same slot),
-//   2. copies its input's chunk into its slot and publishes `in = s` with the call's description,
+//   2. copies its input's chunk into its slot, but for its own share (step 4 reads that where it
+//      is), and publishes `in = s` with the call's description,
 //   3. waits for every rank's `in`, and checks that every rank makes the same call (count, dtype,
 //      reduction): a rank that differs fails the call on every rank, naming it,
 //   4. reduces its share of the chunk (rank r of n: elements [len r / n, len (r + 1) / n)) from

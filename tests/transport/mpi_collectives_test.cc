@@ -418,6 +418,27 @@ TEST(MpiSharedMemory, MembersThatMakeDifferentCallsAllFailAndTheNextCallWorks) {
   EXPECT_OK(MpiWorld::Barrier());
 }
 
+TEST(MpiSharedMemory, TheOptionTakesAutoOnOrOffAndOnNeedsBlockingCollectives) {
+  Status s = MpiWorld::CreateAnother({{"shared_memory", "sometimes"}});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("shared_memory must be auto, on or off, not 'sometimes'"),
+            std::string::npos)
+      << s;
+  for (const auto& other : std::vector<std::pair<std::string, std::string>>{
+           {"funnel", "true"}, {"collectives", "progress"}}) {
+    s = MpiWorld::CreateAnother({{"shared_memory", "on"}, other});
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << other.first << ": " << s;
+    EXPECT_NE(s.message().find("shared_memory: on needs blocking collectives"), std::string::npos)
+        << s;
+  }
+  // Valid options get as far as the rule of one transport per process.
+  for (const char* mode : {"auto", "on", "off"}) {
+    s = MpiWorld::CreateAnother({{"shared_memory", mode}});
+    EXPECT_EQ(s.code(), Code::kFailedPrecondition) << mode << ": " << s;
+    EXPECT_NE(s.message().find("one per process"), std::string::npos) << s;
+  }
+}
+
 // --peer-dies (tests/transport/peer_dies.sh, under mpirun --enable-recovery): after one
 // all-reduce together, rank 1 kills itself, and rank 0's next all-reduce, which waits for it,
 // fails within 5 s with UNAVAILABLE naming it, instead of waiting for ever.

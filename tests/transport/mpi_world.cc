@@ -63,6 +63,13 @@ Status MpiWorld::Create(bool funnel, const std::string& shared_memory) {
   return Status();
 }
 
+Status MpiWorld::CreateAnother(const std::vector<std::pair<std::string, std::string>>& options) {
+  auto entry = world->plugins.transports().find("mpi");
+  if (entry == world->plugins.transports().end()) return errors::NotFound("no transport 'mpi'");
+  return internal::CreatePluginTransport(entry->second.desc, entry->second.plugin, options, 0)
+      .status();
+}
+
 void MpiWorld::Destroy() {
   world->collectives.reset();
   world->transport.reset();  // finalizes MPI

@@ -10,6 +10,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/transport.h"
 
@@ -29,6 +31,9 @@ class MpiWorld {
   static Status Create(bool funnel, const std::string& shared_memory);
   // The all-reduce over every rank goes through shared memory (the option was "on").
   static bool shared_memory();
+  // What creating another mpi transport with `options` says: its options' error, or (the
+  // options being valid) that a process has one mpi transport at most.
+  static Status CreateAnother(const std::vector<std::pair<std::string, std::string>>& options);
   static void Destroy();
 
   // Every rank waits until all have arrived (messages through rank 0).
