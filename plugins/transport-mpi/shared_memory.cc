@@ -331,7 +331,14 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
     *why = error.empty() ? "another rank could not map the segment" : error;
     return nullptr;  // the destructor unmaps
   }
-  for (int r = 0; r < size; ++r) s->pids_.push_back(s->ControlOf(r)->pid);
+  // Ranks in other pid namespaces (containers sharing /dev/shm) have pids this process cannot
+  // see: then no rank's death is inferred from its pid.
+  s->pids_visible_ = true;
+  for (int r = 0; r < size; ++r) {
+    s->pids_.push_back(s->ControlOf(r)->pid);
+    if (kill(static_cast<pid_t>(s->pids_.back()), 0) != 0 && errno != EPERM)
+      s->pids_visible_ = false;
+  }
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   s->yield_at_once_ = cores > 0 && cores < size;
   return s;
@@ -373,7 +380,7 @@ sdk::Status SharedMemoryAllReduce::Wait(int which, uint64_t value, uint64_t coun
         return sdk::Status(CFX_CANCELLED,
                            sdk::StrCat("mpi collectives: a shared-memory all-reduce of ", count,
                                        " elements was abandoned: the transport is shutting down"));
-      if (kill(static_cast<pid_t>(pids_[j]), 0) != 0 && errno == ESRCH)
+      if (pids_visible_ && kill(static_cast<pid_t>(pids_[j]), 0) != 0 && errno == ESRCH)
         return sdk::Status(CFX_UNAVAILABLE,
                            sdk::StrCat("mpi collectives: shared-memory all-reduce of ", count,
                                        " elements: ", names_->Of(j), " ended (its process, pid ",

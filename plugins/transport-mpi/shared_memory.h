@@ -26,8 +26,9 @@
 //
 // Waiting spins (pause) for a few microseconds, then yields; when the host has fewer cores than
 // the job has ranks it yields at once. Every 20 ms of waiting it checks that the ranks it waits
-// for are alive (their pids, gathered at creation): a rank that died fails the call with
-// UNAVAILABLE naming it, instead of a wait that never ends. Stop() makes waiting calls return
+// for are alive (their pids, gathered at creation, when this process sees them all: not across
+// pid namespaces): a rank that died fails the call with UNAVAILABLE naming it, instead of a wait
+// that never ends. Stop() makes waiting calls return
 // CANCELLED. After a failure the segment's counters no longer agree between the ranks, so every
 // later call fails with the first failure.
 //
@@ -88,6 +89,7 @@ class SharedMemoryAllReduce {
   size_t mapped_ = 0;
   size_t control_stride_ = 0, slots_offset_ = 0;
   std::vector<int64_t> pids_;   // by rank
+  bool pids_visible_ = false;   // every rank's pid names its process in this pid namespace
   bool yield_at_once_ = false;  // more ranks on this host than cores for this process
   uint64_t next_ = 2;           // the next chunk's number; the counters start at 1
   sdk::Status broken_;
