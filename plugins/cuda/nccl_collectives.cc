@@ -185,8 +185,8 @@ class NcclCollectives final : public sdk::Collectives {
                  cfx_stream* stream, sdk::TransportDone done) override {
     DataType type;
     if (!DataTypeOf(dtype, &type))
-      return done(sdk::Unimplemented("nccl all_gather: NCCL has no type for ", DtypeName(dtype),
-                                     "; place the collective on the CPU"));
+      return done(sdk::Unimplemented("nccl all_gather: NCCL has no type for ",
+                                     sdk::DTypeName(dtype), "; place the collective on the CPU"));
     Run("all_gather", "ncclAllGather", ranks, stream, done, [&](GroupComm& g, cudaStream_t s) {
       return g_api->ncclAllGather(input, output, count, type, g.comm, s);
     });
@@ -196,7 +196,7 @@ class NcclCollectives final : public sdk::Collectives {
                  cfx_stream* stream, sdk::TransportDone done) override {
     DataType type;
     if (!DataTypeOf(dtype, &type))
-      return done(sdk::Unimplemented("nccl broadcast: NCCL has no type for ", DtypeName(dtype),
+      return done(sdk::Unimplemented("nccl broadcast: NCCL has no type for ", sdk::DTypeName(dtype),
                                      "; place the collective on the CPU"));
     Run(
         "broadcast", "ncclBroadcast", ranks, stream, done,

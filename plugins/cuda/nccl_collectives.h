@@ -45,45 +45,6 @@ enum DataType : int {
 };
 enum RedOp : int { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4 };
 
-inline const char* DtypeName(cfx_dtype dtype) {
-  switch (dtype) {
-    case CFX_FLOAT:
-      return "float";
-    case CFX_DOUBLE:
-      return "double";
-    case CFX_INT8:
-      return "int8";
-    case CFX_UINT8:
-      return "uint8";
-    case CFX_INT32:
-      return "int32";
-    case CFX_UINT32:
-      return "uint32";
-    case CFX_INT64:
-      return "int64";
-    case CFX_UINT64:
-      return "uint64";
-    case CFX_HALF:
-      return "half";
-    case CFX_BFLOAT16:
-      return "bfloat16";
-    case CFX_INT16:
-      return "int16";
-    case CFX_UINT16:
-      return "uint16";
-    case CFX_BOOL:
-      return "bool";
-    case CFX_COMPLEX64:
-      return "complex64";
-    case CFX_COMPLEX128:
-      return "complex128";
-    case CFX_STRING:
-      return "string";
-    default:
-      return "this dtype";
-  }
-}
-
 // NCCL's type for `dtype`: false for a dtype NCCL has none for (bool, complex, strings, ...).
 inline bool DataTypeOf(cfx_dtype dtype, DataType* out) {
   switch (dtype) {
@@ -140,7 +101,7 @@ struct Reduction {
 inline sdk::Status ReductionOf(cfx_reduce_op op, cfx_dtype dtype, Reduction* out) {
   DataType type;
   if (!DataTypeOf(dtype, &type))
-    return sdk::Unimplemented("nccl collectives: NCCL has no type for ", DtypeName(dtype),
+    return sdk::Unimplemented("nccl collectives: NCCL has no type for ", sdk::DTypeName(dtype),
                               " (dtype ", static_cast<int>(dtype),
                               "); place the collective on the CPU");
   out->divide_after = false;

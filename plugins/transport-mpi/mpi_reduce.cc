@@ -126,8 +126,7 @@ void ReduceOps::Free() {
 sdk::Result<Reduction> ReduceOps::For(cfx_dtype dtype, cfx_reduce_op op) const {
   const MPI_Datatype type = TypeOf(dtype);
   auto unsupported = [&] {
-    static const char* kNames[] = {"sum", "mean", "min", "max", "prod"};
-    return sdk::Unimplemented("mpi collectives: no ", op >= 0 && op < 5 ? kNames[op] : "such",
+    return sdk::Unimplemented("mpi collectives: no ", op >= 0 && op < 5 ? ReduceOpName(op) : "such",
                               " reduction of ", sdk::DTypeName(dtype));
   };
   if (type == MPI_DATATYPE_NULL || op < CFX_REDUCE_SUM || op > CFX_REDUCE_PROD)
@@ -151,6 +150,11 @@ sdk::Result<Reduction> ReduceOps::For(cfx_dtype dtype, cfx_reduce_op op) const {
       return Reduction{type, MPI_PROD};
   }
   return unsupported();
+}
+
+const char* ReduceOpName(int op) {
+  static const char* kNames[] = {"sum", "mean", "min", "max", "prod"};
+  return op >= 0 && op < 5 ? kNames[op] : "?";
 }
 
 void DivideBy(cfx_dtype dtype, void* data, uint64_t count, int n) {

@@ -32,6 +32,9 @@ class ReduceOps {
   MPI_Op bfloat16_[5] = {};
 };
 
+// "sum", "mean", "min", "max", "prod"; "?" for another value. For errors.
+const char* ReduceOpName(int op);
+
 // data[i] /= n, i < count, for MEAN.
 void DivideBy(cfx_dtype dtype, void* data, uint64_t count, int n);
 

@@ -213,14 +213,9 @@ CombineFn CombinerFor(cfx_dtype dtype, cfx_reduce_op op) {
   }
 }
 
-const char* OpName(int32_t op) {
-  static const char* kNames[] = {"sum", "mean", "min", "max", "prod"};
-  return op >= 0 && op < 5 ? kNames[op] : "?";
-}
-
 std::string DescribeCall(const CallInfo& c) {
   return sdk::StrCat(c.count, " ", sdk::DTypeName(static_cast<cfx_dtype>(c.dtype)), " (",
-                     OpName(c.op), ")");
+                     ReduceOpName(c.op), ")");
 }
 
 // What rank 0 tells the others at creation.
@@ -395,7 +390,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
   if (!broken_.ok()) return broken_;
   const CombineFn combine = CombinerFor(dtype, op);
   if (combine == nullptr)
-    return sdk::Unimplemented("mpi collectives: no shared-memory ", OpName(op), " of ",
+    return sdk::Unimplemented("mpi collectives: no shared-memory ", ReduceOpName(op), " of ",
                               sdk::DTypeName(dtype));
   const size_t size = sdk::DTypeSize(dtype);
   const uint64_t per_chunk = chunk_bytes_ / size;

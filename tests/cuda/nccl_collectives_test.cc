@@ -48,8 +48,8 @@ TEST(NcclCollectivesHost, ReductionsMapToNcclOpsAndAFloatingPointMeanIsAvg) {
   EXPECT_EQ(r.op, kMax);
   for (cfx_dtype t : {CFX_FLOAT, CFX_DOUBLE, CFX_HALF}) {
     ASSERT_TRUE(ReductionOf(CFX_REDUCE_MEAN, t, &r).ok());
-    EXPECT_EQ(r.op, kAvg) << DtypeName(t);
-    EXPECT_FALSE(r.divide_after) << DtypeName(t);
+    EXPECT_EQ(r.op, kAvg) << sdk::DTypeName(t);
+    EXPECT_FALSE(r.divide_after) << sdk::DTypeName(t);
   }
 }
 
@@ -57,8 +57,8 @@ TEST(NcclCollectivesHost, AnIntegerMeanIsASumDividedAfterwardsAsOnTheCpu) {
   for (cfx_dtype t : {CFX_INT32, CFX_INT64, CFX_UINT8}) {
     Reduction r{kAvg, false};
     ASSERT_TRUE(ReductionOf(CFX_REDUCE_MEAN, t, &r).ok());
-    EXPECT_EQ(r.op, kSum) << DtypeName(t);
-    EXPECT_TRUE(r.divide_after) << DtypeName(t);
+    EXPECT_EQ(r.op, kSum) << sdk::DTypeName(t);
+    EXPECT_TRUE(r.divide_after) << sdk::DTypeName(t);
   }
   // A later reduction on the same struct does not divide.
   Reduction r{kSum, true};
