@@ -351,13 +351,13 @@ char* SharedMemoryAllReduce::SlotOf(int rank, int slot) const {
   return base_ + slots_offset_ + (2 * static_cast<size_t>(rank) + slot) * chunk_bytes_;
 }
 
-sdk::Status SharedMemoryAllReduce::Wait(int which, uint64_t value, uint64_t count) {
+sdk::Status SharedMemoryAllReduce::Wait(Phase phase, uint64_t value, uint64_t count) {
   for (int j = 0; j < size_; ++j) {
     if (j == rank_) continue;
     Control* c = ControlOf(j);
-    const std::atomic<uint64_t>& counter = which == 0   ? c->in.value
-                                           : which == 1 ? c->reduced.value
-                                                        : c->out.value;
+    const std::atomic<uint64_t>& counter = phase == Phase::kIn        ? c->in.value
+                                           : phase == Phase::kReduced ? c->reduced.value
+                                                                      : c->out.value;
     int spins = yield_at_once_ ? kSpins : 0;
     Clock::time_point check{};
     while (counter.load(std::memory_order_acquire) < value) {
@@ -407,7 +407,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
       broken_ = why;
       return why;
     };
-    if (sdk::Status w = Wait(2, s - 2, count); !w.ok()) return fail(w);
+    if (sdk::Status w = Wait(Phase::kOut, s - 2, count); !w.ok()) return fail(w);
     char* own = SlotOf(rank_, slot);
     // The others' shares of this rank's input go to its slot; its own share is read from the
     // input where it is, unless the reduction overwrites it before the last use (in place, with
@@ -421,7 +421,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
     const CallInfo call{s, count, static_cast<int32_t>(dtype), static_cast<int32_t>(op)};
     mine->call[slot] = call;
     mine->in.value.store(s, std::memory_order_release);
-    if (sdk::Status w = Wait(0, s, count); !w.ok()) return fail(w);
+    if (sdk::Status w = Wait(Phase::kIn, s, count); !w.ok()) return fail(w);
     for (int j = 0; j < size_; ++j) {
       const CallInfo theirs = ControlOf(j)->call[slot];
       if (theirs == call) continue;
@@ -452,7 +452,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
       }
     }
     mine->reduced.value.store(s, std::memory_order_release);
-    if (sdk::Status w = Wait(1, s, count); !w.ok()) return fail(w);
+    if (sdk::Status w = Wait(Phase::kReduced, s, count); !w.ok()) return fail(w);
     for (int j = 0; j < size_; ++j) {
       if (j == rank_) continue;
       const uint64_t from = len * j / size_, to = len * (j + 1) / size_;

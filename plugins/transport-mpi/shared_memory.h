@@ -79,8 +79,10 @@ class SharedMemoryAllReduce {
   SharedMemoryAllReduce() = default;
   Control* ControlOf(int rank) const;
   char* SlotOf(int rank, int slot) const;
-  // Waits until every rank's counter `which` (0 in, 1 reduced, 2 out) is at least `value`.
-  sdk::Status Wait(int which, uint64_t value, uint64_t count);
+  // The counters of a rank's control block, one per phase of a chunk.
+  enum class Phase { kIn, kReduced, kOut };
+  // Waits until every rank's counter of `phase` is at least `value`.
+  sdk::Status Wait(Phase phase, uint64_t value, uint64_t count);
 
   int rank_ = 0, size_ = 0;
   const PeerNames* names_ = nullptr;
