@@ -30,6 +30,15 @@ struct World {
 
 World* world = nullptr;
 
+// A transport "mpi" of the loaded plugin, with `options`.
+StatusOr<std::unique_ptr<Transport>> NewTransport(
+    const std::vector<std::pair<std::string, std::string>>& options) {
+  auto entry = world->plugins.transports().find("mpi");
+  if (entry == world->plugins.transports().end())
+    return errors::NotFound("the transport-mpi plugin registered no transport 'mpi'");
+  return internal::CreatePluginTransport(entry->second.desc, entry->second.plugin, options, 0);
+}
+
 }  // namespace
 
 Transport& MpiWorld::transport() { return *world->transport; }
@@ -46,11 +55,7 @@ Status MpiWorld::Create(bool funnel, const std::string& shared_memory) {
   PluginSpec spec;
   spec.path = BuildPluginDir() + "/libconflux_transport-mpi.so";
   CFX_RETURN_IF_ERROR(world->plugins.Load(spec));
-  auto entry = world->plugins.transports().find("mpi");
-  if (entry == world->plugins.transports().end())
-    return errors::NotFound("the transport-mpi plugin registered no transport 'mpi'");
-  CFX_ASSIGN_OR_RETURN(world->transport, internal::CreatePluginTransport(
-                                             entry->second.desc, entry->second.plugin, options, 0));
+  CFX_ASSIGN_OR_RETURN(world->transport, NewTransport(options));
   for (int r = 0; r < world->transport->size(); ++r)
     world->transport->SetPeerName(r, "/job:test/replica:0/task:" + std::to_string(r));
   for (const PluginManager::CollectivesEntry& c : world->plugins.collectives()) {
@@ -64,10 +69,7 @@ Status MpiWorld::Create(bool funnel, const std::string& shared_memory) {
 }
 
 Status MpiWorld::CreateAnother(const std::vector<std::pair<std::string, std::string>>& options) {
-  auto entry = world->plugins.transports().find("mpi");
-  if (entry == world->plugins.transports().end()) return errors::NotFound("no transport 'mpi'");
-  return internal::CreatePluginTransport(entry->second.desc, entry->second.plugin, options, 0)
-      .status();
+  return NewTransport(options).status();
 }
 
 void MpiWorld::Destroy() {
