@@ -32,13 +32,10 @@ pair() {
   cat "$a" "$b" | awk '/examples\/s/ {s += $NF} END {print s}'
   rm -f "$a" "$b"
 }
-header() {
-  printf '%-5s %5s %10s %10s %10s %10s %10s %9s %9s %9s %9s\n' model round single 2-singles \
-    dp-2 dp-between-2 ps-async-2 2s/single dp/single dpb/single ps/single
-}
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-header
+printf '%-5s %5s %10s %10s %10s %10s %10s %9s %9s %9s %9s\n' model round single 2-singles \
+  dp-2 dp-between-2 ps-async-2 2s/single dp/single dpb/single ps/single
 for round in $(seq 1 "$rounds"); do
   for model in mlp cnn; do
     # About 5 s (MLP) and 10 s (CNN) per run: shorter ones varied by up to 30 % here.
