@@ -13,7 +13,11 @@
 // 3. An empty distributed step (a NoOp on every task) and a 10,000-iteration while loop whose
 //    body (an AddV2) sits on task 1: the master/worker protocol's per-step cost and the
 //    iterations per second of a loop split across processes.
-// 4. The tensor of 2. as float32, with cluster.compression none, truncate16 and half (a session
+// 4. A step whose work (a 512x512 MatMul of random numbers, a few milliseconds) runs on task 1
+//    and whose result, one float, goes to the chief, against the same step on the chief alone:
+//    the difference is what running a step's work on another task adds (the request to run it,
+//    and a reply that comes after milliseconds without traffic).
+// 5. The tensor of 2. as float32, with cluster.compression none, truncate16 and half (a session
 //    of the same cluster per mode): round-trip time and the bytes sent per byte of tensor.
 // Ranks not in a measurement wait in a sleeping barrier, so they do not take a core.
 #include <mpi.h>
@@ -165,6 +169,34 @@ double EmptyStep(cfx::Runtime* rt, int tasks, int steps) {
   return best;
 }
 
+// Microseconds per step of Sum(MatMul(x, x)) for a 512x512 x of RandomUniform (stateful, so not
+// folded into a constant), all on `task`, its
+// sum fetched by the chief (mean of `steps` steps, best of three runs).
+double MatMulStep(cfx::Runtime* rt, int task, int steps) {
+  using namespace cfx;  // NOLINT
+  Scope root = Scope::NewRootScope(rt);
+  Scope s = root.WithDevice(Task(task));
+  Output x = ops::RandomUniform(s, ops::Const(s, {512, 512}), DT_FLOAT);
+  Output sum = ops::Sum(s, ops::MatMul(s, x, x), ops::Const(s, {0, 1}));
+  GraphDef graph;
+  if (!root.ToGraphDef(&graph).ok()) std::exit(1);
+  auto session = Session::Create(rt, graph).value();
+  std::vector<Tensor> result;
+  double best = 1e30;
+  for (int run = 0; run < 4; ++run) {
+    auto start = Clock::now();
+    for (int i = 0; i < steps; ++i) {
+      Status st = session->Run({}, {sum.name()}, {}, &result);
+      if (!st.ok()) {
+        std::fprintf(stderr, "matmul step: %s\n", st.ToString().c_str());
+        std::exit(1);
+      }
+    }
+    if (run > 0) best = std::min(best, Seconds(start) * 1e6 / steps);
+  }
+  return best;
+}
+
 // Iterations per second of a 10,000-iteration loop whose body (x + 1) runs on task 1.
 double LoopOnAnotherTask(cfx::Runtime* rt, int trips) {
   using namespace cfx;  // NOLINT
@@ -228,6 +260,10 @@ int main(int argc, char** argv) {
   std::printf("\nEmpty step over %d tasks: %.1f us\n", size, EmptyStep(runtime.get(), size, 500));
   std::printf("While loop of 10000 iterations, body on task 1: %.0f iterations/s\n",
               LoopOnAnotherTask(runtime.get(), 10000));
+  const double local = MatMulStep(runtime.get(), 0, 300);
+  const double remote = MatMulStep(runtime.get(), 1, 300);
+  std::printf("512x512 MatMul step: %.1f us on the chief, %.1f us on task 1 (+%.1f us)\n", local,
+              remote, remote - local);
 
   // cluster.compression: float32 tensors as 16-bit values (another session of the same cluster
   // per mode); bytes as counted by the sender.

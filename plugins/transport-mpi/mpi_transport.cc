@@ -87,7 +87,8 @@ sdk::Result<std::unique_ptr<MpiTransport>> MpiTransport::Create(
     return TransportPrecondition("this process has an mpi transport already (one per process)");
   auto t = std::make_unique<MpiTransport>(options);
   t->e_.chunk_bytes = options.chunk_bytes;
-  t->e_.engine.SetPoller([r = &t->receiver_] { return r->Poll(); });
+  t->e_.engine.SetPoller([r = &t->receiver_] { return r->Poll(); },
+                         [r = &t->receiver_] { return r->Awaiting(); });
   CFX_SDK_RETURN_IF_ERROR(t->e_.engine.Start([raw = t.get()] { return raw->Init(); }));
   t->running_ = true;
   live = t.get();

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <future>
@@ -25,6 +26,8 @@ sdk::Status ProgressEngine::Start(std::function<sdk::Status()> init) {
     sdk::Status s = init();
     // Named after MPI_Init, whose own threads would otherwise take the name too.
     pthread_setname_np(pthread_self(), "cfx-mpi-poll");
+    // Linux's default slack of 50 us would double kAwaitingPoll's sleeps.
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     const bool ok = s.ok();
     started.set_value(std::move(s));
     if (ok) Loop();
@@ -218,8 +221,10 @@ void ProgressEngine::Loop() {
       sched_yield();
       continue;
     }
+    const std::chrono::microseconds cap = awaiting_ && awaiting_() ? kAwaitingPoll : kMaxSleep;
+    sleep = std::min(sleep, cap);
     wait(sleep);
-    sleep = std::min(sleep * 2, std::chrono::duration_cast<std::chrono::microseconds>(kMaxSleep));
+    sleep = std::min(sleep * 2, cap);
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

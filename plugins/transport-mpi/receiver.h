@@ -53,6 +53,8 @@ class Receiver {
   void AbortPrefix(const std::string& prefix, const sdk::Status& why);
   // Takes the headers that arrived; true when there were any.
   bool Poll();
+  // Whether a posted receive waits for its message's header.
+  bool Awaiting() const { return !posted_.empty(); }
   // From now on every message is dropped; posted receives complete with CANCELLED.
   void Shutdown();
 
