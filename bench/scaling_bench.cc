@@ -14,9 +14,9 @@
 // Options: --steps N (per replica, after --warmup W), --batch B, --threads T (intra-op threads
 // per process, default 1; one inter-op thread), --trace FILE (a Chrome trace of one more step of
 // the first train op, every task's nodes), --fusion-bytes SIZE (dp: the config's
-// cluster.fusion_bytes). $CONFLUX_BENCH_TRANSPORT_OPTIONS: the transport's options (e.g.
-// "shared_memory: off"). Prints one line: "<model> <mode> replicas R
-// examples/s X".
+// cluster.fusion_bytes), --optimizer adam|sgd (default adam; sgd's update is one pass over the
+// weights, Adam's three arrays' worth). $CONFLUX_BENCH_TRANSPORT_OPTIONS: the transport's options
+// (e.g. "shared_memory: off"). Prints one line: "<model> <mode> replicas R examples/s X".
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,7 +44,7 @@ using namespace cfx;  // NOLINT
 using Clock = std::chrono::steady_clock;
 
 struct Flags {
-  std::string model = "mlp", mode = "single", trace, fusion_bytes;
+  std::string model = "mlp", mode = "single", trace, fusion_bytes, optimizer = "adam";
   int steps = 200, warmup = 20, batch = 64, threads = 1;
 };
 
@@ -67,11 +67,14 @@ Flags Parse(int argc, char** argv) {
     else if (a == "--threads") f.threads = std::atoi(v.c_str());
     else if (a == "--trace") f.trace = v;
     else if (a == "--fusion-bytes") f.fusion_bytes = v;
+    else if (a == "--optimizer") f.optimizer = v;
     else Fail("unknown option " + a);
   }
   if (f.model != "mlp" && f.model != "cnn") Fail("--model is mlp or cnn, not " + f.model);
   if (f.mode != "single" && f.mode != "dp" && f.mode != "dp-between" && f.mode != "ps")
     Fail("--mode is single, dp, dp-between or ps, not " + f.mode);
+  if (f.optimizer != "adam" && f.optimizer != "sgd")
+    Fail("--optimizer is adam or sgd, not " + f.optimizer);
   if (f.steps < 1 || f.batch < 1 || f.threads < 1 || f.warmup < 0) Fail("bad counts");
   return f;
 }
@@ -151,16 +154,19 @@ double ExamplesPerSecond(Runtime* rt, const Flags& f) {
   // Between graphs each rank runs one of the group's replicas at the pace of them all.
   int group = 1;
   AdamOptimizer adam(1e-3f);
+  GradientDescentOptimizer sgd(1e-2f);
+  Optimizer* optimizer = &adam;
+  if (f.optimizer == "sgd") optimizer = &sgd;
   if (f.mode == "ps") {
     ParameterServer ps(root);
     for (int r = 0; r < ps.num_replicas(); ++r) replicas.push_back(Build(ps.ReplicaScope(r), f));
     for (const Replica& r : replicas) losses.push_back(r.loss);
-    train = ps.MinimizeAsync(&adam, losses, GlobalStep(root));
+    train = ps.MinimizeAsync(optimizer, losses, GlobalStep(root));
   } else {
     DataParallel dp(root);
     for (int r = 0; r < dp.num_replicas(); ++r) replicas.push_back(Build(dp.ReplicaScope(r), f));
     for (const Replica& r : replicas) losses.push_back(r.loss);
-    DistributedOptimizer opt(&adam, dp);
+    DistributedOptimizer opt(optimizer, dp);
     train.push_back(opt.Minimize(root, losses, GlobalStep(root)));
     sync = dp.BroadcastVariables(root);
     if (f.mode == "dp-between") group = dp.group_size();
