@@ -131,14 +131,15 @@ sdk::Result<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(const sdk::H
     return CollectivesPrecondition(
         "shared_memory: on needs blocking collectives, and MPI gave less than "
         "MPI_THREAD_MULTIPLE (or funnel is on)");
-  CFX_SDK_RETURN_IF_ERROR(e->engine.Call([&c, e, block, shared] {
+  const int per_host = transport->shared_memory_ranks_per_host();
+  CFX_SDK_RETURN_IF_ERROR(e->engine.Call([&c, e, block, shared, per_host] {
     const int rc = MPI_Comm_dup(e->comm, &c->comm_);
     if (rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc, "for the collectives");
     MPI_Comm_set_errhandler(c->comm_, MPI_ERRORS_RETURN);
     CFX_SDK_RETURN_IF_ERROR(c->ops_.Create());
     if (!block || shared == MpiTransport::Options::SharedMemory::kOff) return sdk::Status();
     std::string why;
-    c->shm_ = SharedMemoryAllReduce::Create(c->comm_, &e->names, &why);
+    c->shm_ = SharedMemoryAllReduce::Create(c->comm_, &e->names, per_host, &why);
     if (c->shm_ == nullptr && shared == MpiTransport::Options::SharedMemory::kOn)
       return CollectivesPrecondition("shared_memory: on, but no shared-memory all-reduce: " + why);
     return sdk::Status();
@@ -158,6 +159,7 @@ MpiCollectives::~MpiCollectives() {
   if (on_caller_ && !caller.try_lock_for(std::chrono::milliseconds(1000))) return;
   (void)e_->engine.Call([this] {
     for (auto& [ranks, comm] : groups_) MPI_Comm_free(&comm);
+    if (shm_ != nullptr) shm_->FreeComms();
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     ops_.Free();
     return sdk::Status();
@@ -268,7 +270,7 @@ void MpiCollectives::AllReduce(Ranks ranks, cfx_dtype dtype, const void* input, 
         "shared-memory all-reduce", ranks,
         [=, this](Ranks) {
           e_->engine.EnterBlockingCall();
-          sdk::Status s = shm_->AllReduce(dtype, input, output, count, op);
+          sdk::Status s = shm_->AllReduce(dtype, input, output, count, op, reduction);
           e_->engine.LeaveBlockingCall();
           return s;
         },

@@ -31,10 +31,12 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
   Options o;
   for (const auto& [key, value] : config.options) {
     if (key != "chunk_bytes" && key != "inline_bytes" && key != "funnel" &&
-        key != "shutdown_timeout_ms" && key != "collectives" && key != "shared_memory")
+        key != "shutdown_timeout_ms" && key != "collectives" && key != "shared_memory" &&
+        key != "shared_memory_ranks_per_host")
       return sdk::InvalidArgument("mpi transport: unknown option '", key,
                                   "' (known: chunk_bytes, inline_bytes, funnel, "
-                                  "shutdown_timeout_ms, collectives, shared_memory)");
+                                  "shutdown_timeout_ms, collectives, shared_memory, "
+                                  "shared_memory_ranks_per_host)");
   }
   CFX_SDK_ASSIGN_OR_RETURN(int64_t chunk, config.IntOption("chunk_bytes", o.chunk_bytes));
   if (chunk < 1 || chunk > INT_MAX)
@@ -73,6 +75,12 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
   o.shared_memory = shared == "on"    ? Options::SharedMemory::kOn
                     : shared == "off" ? Options::SharedMemory::kOff
                                       : Options::SharedMemory::kAuto;
+  CFX_SDK_ASSIGN_OR_RETURN(int64_t per_host, config.IntOption("shared_memory_ranks_per_host", 0));
+  if (per_host < 0 || per_host > INT_MAX)
+    return sdk::InvalidArgument(
+        "mpi transport: shared_memory_ranks_per_host must be 0 (ask MPI) to ", INT_MAX,
+        " ranks, not ", per_host);
+  o.shared_memory_ranks_per_host = static_cast<int>(per_host);
   CFX_SDK_ASSIGN_OR_RETURN(int64_t timeout,
                            config.IntOption("shutdown_timeout_ms", o.shutdown_timeout.count()));
   o.shutdown_timeout = std::chrono::milliseconds(timeout);

@@ -18,8 +18,11 @@
 // progress: non-blocking ones advanced by the progress thread; both blocking modes need
 // MPI_THREAD_MULTIPLE, without which, and in funnel mode, collectives are always progress),
 // shared_memory (auto: the blocking collectives' all-reduce over every rank goes through shared
-// memory when every rank runs on one host, shared_memory.h; on: the same, and creating the
-// collectives fails when it cannot; off: MPI_Allreduce always).
+// memory within each host, and through MPI between hosts when there are several with the same
+// number of ranks each, shared_memory.h; on: the same, and creating the collectives fails when it
+// cannot; off: MPI_Allreduce always), shared_memory_ranks_per_host (0, the default: MPI says
+// which ranks share a host; N: every N consecutive ranks count as one host, which runs the
+// all-reduce between hosts on one machine).
 //
 // A process has at most one: MPI is initialized once per process, and finalized by destroy when
 // the transport initialized it. A send cannot be taken back once posted: Cancel ends only
@@ -51,6 +54,7 @@ class MpiTransport final : public sdk::Transport {
     Collectives collectives = Collectives::kThread;
     enum class SharedMemory { kAuto, kOn, kOff };
     SharedMemory shared_memory = SharedMemory::kAuto;
+    int shared_memory_ranks_per_host = 0;
     std::chrono::milliseconds shutdown_timeout{10000};
   };
   static sdk::Result<Options> ParseOptions(const sdk::TransportConfig& config);
@@ -86,6 +90,7 @@ class MpiTransport final : public sdk::Transport {
     return direct_ && options_.collectives == Options::Collectives::kCaller;
   }
   Options::SharedMemory shared_memory() const { return options_.shared_memory; }
+  int shared_memory_ranks_per_host() const { return options_.shared_memory_ranks_per_host; }
 
   explicit MpiTransport(Options options) : options_(options), receiver_(&e_) {}
 

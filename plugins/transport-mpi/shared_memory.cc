@@ -15,6 +15,7 @@
 
 #include "conflux/sdk/float16.h"
 #include "conflux/sdk/tensor.h"
+#include "mpi_errors.h"
 #include "mpi_reduce.h"
 
 namespace cfx::mpi {
@@ -221,7 +222,6 @@ std::string DescribeCall(const CallInfo& c) {
 // What rank 0 tells the others at creation.
 struct Setup {
   char name[64] = {};
-  uint64_t chunk_bytes = 0;
   int32_t ok = 0;
   char error[192] = {};
 };
@@ -234,32 +234,58 @@ bool SharedMemoryAllReduce::Handles(cfx_dtype dtype, cfx_reduce_op op) {
 
 std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm comm,
                                                                      const PeerNames* names,
+                                                                     int ranks_per_host,
                                                                      std::string* why) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  if (size < 2) {
+  int job_rank = 0, job_size = 0;
+  MPI_Comm_rank(comm, &job_rank);
+  MPI_Comm_size(comm, &job_size);
+  if (job_size < 2) {
     *why = "the job has one rank";
     return nullptr;
   }
   MPI_Comm host;
-  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host) != MPI_SUCCESS) {
-    *why = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
+  const int split =
+      ranks_per_host > 0
+          ? MPI_Comm_split(comm, job_rank / ranks_per_host, job_rank, &host)
+          : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, job_rank, MPI_INFO_NULL, &host);
+  if (split != MPI_SUCCESS) {
+    *why = ranks_per_host > 0 ? "MPI_Comm_split into hosts failed"
+                              : "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
     return nullptr;
   }
-  int on_host = 0;
-  MPI_Comm_size(host, &on_host);
-  MPI_Comm_free(&host);
-  int everyone_here = on_host == size, all = 0;
-  if (MPI_Allreduce(&everyone_here, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !all) {
-    *why = "the ranks run on more than one host";
-    return nullptr;
-  }
-
   std::unique_ptr<SharedMemoryAllReduce> s(new SharedMemoryAllReduce());
-  s->rank_ = rank;
-  s->size_ = size;
+  MPI_Comm_rank(host, &s->rank_);
+  MPI_Comm_size(host, &s->size_);
+  s->job_size_ = job_size;
   s->names_ = names;
+  // Every host must run as many ranks as the others: local rank r of each reduces the same share.
+  int sizes[2] = {s->size_, -s->size_}, least[2] = {0, 0};
+  if (MPI_Allreduce(sizes, least, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+    MPI_Comm_free(&host);
+    *why = "MPI_Allreduce of the ranks per host failed";
+    return nullptr;
+  }
+  if (-least[1] < 2 || least[0] != -least[1]) {
+    MPI_Comm_free(&host);
+    *why = -least[1] < 2 ? "no two ranks run on one host"
+                         : sdk::StrCat("the hosts run different numbers of ranks (", least[0],
+                                       " to ", -least[1], ")");
+    return nullptr;
+  }
+  s->hosts_ = job_size / s->size_;
+  s->job_rank_.resize(s->size_);
+  std::string error;
+  if (MPI_Allgather(&job_rank, 1, MPI_INT, s->job_rank_.data(), 1, MPI_INT, host) != MPI_SUCCESS)
+    error = "MPI_Allgather of the host's ranks failed";
+  // Every rank makes each of these calls, whatever failed before, so that none waits for ever.
+  if (s->hosts_ > 1 && MPI_Comm_split(comm, s->rank_, job_rank, &s->between_) != MPI_SUCCESS &&
+      error.empty())
+    error = "MPI_Comm_split between hosts failed";
+  // One chunk size for the job (the hosts' shares of a chunk must line up), the job's rank 0's.
+  uint64_t chunk_bytes = ChunkBytes();
+  if (MPI_Bcast(&chunk_bytes, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS && error.empty())
+    error = "MPI_Bcast of the chunk size failed";
+
   Setup setup;
   int fd = -1;
   auto layout = [&s](uint64_t chunk_bytes) {
@@ -268,12 +294,11 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
     s->slots_offset_ = s->control_stride_ * s->size_;
     s->mapped_ = s->slots_offset_ + 2 * s->chunk_bytes_ * s->size_;
   };
-  if (rank == 0) {
+  layout(chunk_bytes);
+  if (s->rank_ == 0) {
     static std::atomic<int> made{0};
     std::snprintf(setup.name, sizeof(setup.name), "/cfx-allreduce-%d-%d",
                   static_cast<int>(getpid()), made.fetch_add(1));
-    setup.chunk_bytes = ChunkBytes();
-    layout(setup.chunk_bytes);
     fd = shm_open(setup.name, O_CREAT | O_EXCL | O_RDWR, 0600);
     int rc = fd >= 0 ? 0 : errno;
     const char* call = "shm_open";
@@ -287,19 +312,13 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
       std::snprintf(setup.error, sizeof(setup.error), "%s of %zu bytes (%s): %s", call, s->mapped_,
                     setup.name, std::strerror(rc));
   }
-  // The segment has its size before the other ranks map it.
-  const int sent = MPI_Bcast(&setup, sizeof(setup), MPI_BYTE, 0, comm);
-  if (sent != MPI_SUCCESS || !setup.ok) {
-    if (fd >= 0) {
-      close(fd);
-      shm_unlink(setup.name);
-    }
-    *why = sent != MPI_SUCCESS ? "MPI_Bcast of the segment's name failed" : setup.error;
-    return nullptr;
+  // The segment has its size before the host's other ranks map it.
+  if (MPI_Bcast(&setup, sizeof(setup), MPI_BYTE, 0, host) != MPI_SUCCESS) {
+    if (error.empty()) error = "MPI_Bcast of the segment's name failed";
+  } else if (!setup.ok && error.empty()) {
+    error = setup.error;
   }
-  layout(setup.chunk_bytes);
-  std::string error;
-  if (rank != 0) {
+  if (error.empty() && s->rank_ != 0) {
     fd = shm_open(setup.name, O_RDWR, 0);
     if (fd < 0) error = sdk::StrCat("shm_open(", setup.name, "): ", std::strerror(errno));
   }
@@ -310,7 +329,7 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
           sdk::StrCat("mmap of ", s->mapped_, " bytes of ", setup.name, ": ", std::strerror(errno));
     } else {
       s->base_ = static_cast<char*>(p);
-      Control* mine = new (s->ControlOf(rank)) Control();
+      Control* mine = new (s->ControlOf(s->rank_)) Control();
       mine->in.value.store(1, std::memory_order_relaxed);
       mine->reduced.value.store(1, std::memory_order_relaxed);
       mine->out.value.store(1, std::memory_order_relaxed);
@@ -318,25 +337,32 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
     }
   }
   if (fd >= 0) close(fd);
-  // Every rank has mapped the segment and set its control block (or failed) past this point.
+  // Every rank of the job has mapped its host's segment and set its control block (or failed)
+  // past this point: the job uses shared memory everywhere or nowhere.
   int ok = error.empty(), every = 0;
   const int rc = MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, comm);
-  if (rank == 0) shm_unlink(setup.name);
+  if (s->rank_ == 0 && setup.ok) shm_unlink(setup.name);
+  MPI_Comm_free(&host);
   if (rc != MPI_SUCCESS || !every) {
-    *why = error.empty() ? "another rank could not map the segment" : error;
+    *why = error.empty() ? "another rank could not map its host's segment" : error;
+    s->FreeComms();
     return nullptr;  // the destructor unmaps
   }
   // Ranks in other pid namespaces (containers sharing /dev/shm) have pids this process cannot
   // see: then no rank's death is inferred from its pid.
   s->pids_visible_ = true;
-  for (int r = 0; r < size; ++r) {
+  for (int r = 0; r < s->size_; ++r) {
     s->pids_.push_back(s->ControlOf(r)->pid);
     if (kill(static_cast<pid_t>(s->pids_.back()), 0) != 0 && errno != EPERM)
       s->pids_visible_ = false;
   }
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  s->yield_at_once_ = cores > 0 && cores < size;
+  s->yield_at_once_ = cores > 0 && cores < s->size_;
   return s;
+}
+
+void SharedMemoryAllReduce::FreeComms() {
+  if (between_ != MPI_COMM_NULL) MPI_Comm_free(&between_);
 }
 
 SharedMemoryAllReduce::~SharedMemoryAllReduce() {
@@ -376,17 +402,19 @@ sdk::Status SharedMemoryAllReduce::Wait(Phase phase, uint64_t value, uint64_t co
                            sdk::StrCat("mpi collectives: a shared-memory all-reduce of ", count,
                                        " elements was abandoned: the transport is shutting down"));
       if (pids_visible_ && kill(static_cast<pid_t>(pids_[j]), 0) != 0 && errno == ESRCH)
-        return sdk::Status(CFX_UNAVAILABLE,
-                           sdk::StrCat("mpi collectives: shared-memory all-reduce of ", count,
-                                       " elements: ", names_->Of(j), " ended (its process, pid ",
-                                       pids_[j], ", is gone) while this rank waited for it"));
+        return sdk::Status(
+            CFX_UNAVAILABLE,
+            sdk::StrCat("mpi collectives: shared-memory all-reduce of ", count,
+                        " elements: ", names_->Of(job_rank_[j]), " ended (its process, pid ",
+                        pids_[j], ", is gone) while this rank waited for it"));
     }
   }
   return sdk::Status();
 }
 
 sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input, void* output,
-                                             uint64_t count, cfx_reduce_op op) {
+                                             uint64_t count, cfx_reduce_op op,
+                                             const Reduction& between_hosts) {
   if (!broken_.ok()) return broken_;
   const CombineFn combine = CombinerFor(dtype, op);
   if (combine == nullptr)
@@ -422,18 +450,44 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
     mine->call[slot] = call;
     mine->in.value.store(s, std::memory_order_release);
     if (sdk::Status w = Wait(Phase::kIn, s, count); !w.ok()) return fail(w);
-    for (int j = 0; j < size_; ++j) {
+    std::string differs;
+    for (int j = 0; j < size_ && differs.empty(); ++j) {
       const CallInfo theirs = ControlOf(j)->call[slot];
       if (theirs == call) continue;
-      // Every rank sees the difference: each finishes the chunk without data and fails the call.
+      differs = sdk::StrCat(names_->Of(job_rank_[j]), " reduces ", DescribeCall(theirs),
+                            ", this rank ", DescribeCall(call));
+    }
+    // The first chunk also compares the call with the other hosts' (their ranks compared theirs
+    // among themselves): every member of each communicator between hosts sees the same minima.
+    if (between_ != MPI_COMM_NULL && start == 0) {
+      const int64_t mine_and_negated[7] = {differs.empty() ? 1 : 0,
+                                           static_cast<int64_t>(count),
+                                           dtype,
+                                           op,
+                                           -static_cast<int64_t>(count),
+                                           -static_cast<int64_t>(dtype),
+                                           -static_cast<int64_t>(op)};
+      int64_t least[7];
+      const int rc = MPI_Allreduce(mine_and_negated, least, 7, MPI_INT64_T, MPI_MIN, between_);
+      if (rc != MPI_SUCCESS) {
+        mine->reduced.value.store(s, std::memory_order_release);
+        mine->out.value.store(s, std::memory_order_release);
+        return fail(MpiError("MPI_Allreduce", rc, "comparing the all-reduce with other hosts'"));
+      }
+      if (differs.empty() && (least[0] == 0 || least[1] != -least[4] || least[2] != -least[5] ||
+                              least[3] != -least[6]))
+        differs = sdk::StrCat("a rank on another host makes another call than this rank's ",
+                              DescribeCall(call));
+    }
+    if (!differs.empty()) {
+      // Every rank sees a difference: each finishes the chunk without data and fails the call.
       mine->reduced.value.store(s, std::memory_order_release);
       mine->out.value.store(s, std::memory_order_release);
-      return sdk::InvalidArgument("mpi collectives: all-reduce over all ", size_,
-                                  " ranks: ", names_->Of(j), " reduces ", DescribeCall(theirs),
-                                  ", this rank ", DescribeCall(call),
-                                  ": every member must make the same call");
+      return sdk::InvalidArgument("mpi collectives: all-reduce over all ", job_size_,
+                                  " ranks: ", differs, ": every member must make the same call");
     }
-    // This rank's share, reduced in rank order, into its output and back into its slot.
+    // This rank's share, reduced in rank order, into its output and back into its own slot
+    // (with other hosts: all-reduced with theirs first).
     if (hi > lo) {
       char* share = out + (start + lo) * size;
       char* own_share = own + lo * size;
@@ -442,14 +496,22 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
         return SlotOf(j, slot) + lo * size;
       };
       const bool mean = op == CFX_REDUCE_MEAN;
+      const bool done_here = !mean && between_ == MPI_COMM_NULL;
       for (int j = 1; j < size_; ++j) {
-        void* also = j == size_ - 1 && !mean ? own_share : nullptr;
+        void* also = j == size_ - 1 && done_here ? own_share : nullptr;
         combine(share, also, j == 1 ? operand(0) : share, operand(j), hi - lo);
       }
-      if (mean) {
-        DivideBy(dtype, share, hi - lo, size_);
-        std::memcpy(own_share, share, (hi - lo) * size);
+      if (between_ != MPI_COMM_NULL) {
+        const int rc = MPI_Allreduce(MPI_IN_PLACE, share, static_cast<int>(hi - lo),
+                                     between_hosts.type, between_hosts.op, between_);
+        if (rc != MPI_SUCCESS) {
+          mine->reduced.value.store(s, std::memory_order_release);
+          mine->out.value.store(s, std::memory_order_release);
+          return fail(MpiError("MPI_Allreduce", rc, "between hosts"));
+        }
       }
+      if (mean) DivideBy(dtype, share, hi - lo, job_size_);
+      if (!done_here) std::memcpy(own_share, share, (hi - lo) * size);
     }
     mine->reduced.value.store(s, std::memory_order_release);
     if (sdk::Status w = Wait(Phase::kReduced, s, count); !w.ok()) return fail(w);

@@ -406,8 +406,14 @@ TEST(MpiSharedMemory, MembersThatMakeDifferentCallsAllFailAndTheNextCallWorks) {
   Status s = done.Wait();
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("every member must make the same call"), std::string::npos) << s;
+  // A rank sees the difference on its host, naming the rank; on another host (hosts of
+  // --ranks-per-host ranks), the comparison between hosts finds it.
+  const int per_host = MpiWorld::ranks_per_host();
+  const bool with_rank_0 = per_host == 0 || MpiWorld::rank() < per_host;
   const std::string other = MpiWorld::rank() == 0 ? "task:1 (rank 1) reduces 7 float (sum)"
-                                                  : "task:0 (rank 0) reduces 5 float (sum)";
+                            : with_rank_0         ? "task:0 (rank 0) reduces 5 float (sum)"
+                                                  : "a rank on another host makes another call "
+                                                    "than this rank's 7 float (sum)";
   EXPECT_NE(s.message().find(other), std::string::npos) << s;
   std::vector<float> one = {static_cast<float>(MpiWorld::rank())}, sum(1);
   Outcome next;
@@ -431,6 +437,12 @@ TEST(MpiSharedMemory, TheOptionTakesAutoOnOrOffAndOnNeedsBlockingCollectives) {
     EXPECT_NE(s.message().find("shared_memory: on needs blocking collectives"), std::string::npos)
         << s;
   }
+  s = MpiWorld::CreateAnother({{"shared_memory_ranks_per_host", "3G"}});
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("shared_memory_ranks_per_host must be 0 (ask MPI) to 2147483647 "
+                             "ranks, not 3221225472"),
+            std::string::npos)
+      << s;
   // Valid options get as far as the rule of one transport per process.
   for (const char* mode : {"auto", "on", "off"}) {
     s = MpiWorld::CreateAnother({{"shared_memory", mode}});

@@ -27,10 +27,13 @@ class MpiWorld {
 
   // Loads the plugin and creates the transport (chunk_bytes 1 MiB, so that a few MiB make
   // several chunks; `funnel`: every MPI call on the progress thread; `shared_memory`: the
-  // transport option, "" for its default) and the collectives.
-  static Status Create(bool funnel, const std::string& shared_memory);
+  // transport option, "" for its default; `ranks_per_host`: the option
+  // shared_memory_ranks_per_host, 0 for its default) and the collectives.
+  static Status Create(bool funnel, const std::string& shared_memory, int ranks_per_host);
   // The all-reduce over every rank goes through shared memory (the option was "on").
   static bool shared_memory();
+  // Every that many consecutive ranks count as one host (0: MPI's hosts).
+  static int ranks_per_host();
   // What creating another mpi transport with `options` says: its options' error, or (the
   // options being valid) that a process has one mpi transport at most.
   static Status CreateAnother(const std::vector<std::pair<std::string, std::string>>& options);
