@@ -206,22 +206,25 @@ void ProgressEngine::Loop() {
         return !posted_.empty() || !incoming_.empty() || (stopping_ && !draining);
       });
     };
+    if (active) last_activity = now;
+    const auto idle = now - last_activity;
+    const bool awaiting = awaiting_ && awaiting_();
     if (blocking_.load(std::memory_order_relaxed) > 0) {
-      wait(kQuietPoll);
+      wait(awaiting ? kAwaitingPoll : idle < kLongQuiet ? kQuietPoll : kQuietSleep);
       continue;
     }
     if (active) {
-      last_activity = now;
       sleep = std::chrono::microseconds(1);
       continue;
     }
-    const auto idle = now - last_activity;
     if (idle < kSpinWindow || (!requests_.empty() && idle < kPendingSpinLimit) ||
         spinning_.load(std::memory_order_relaxed) > 0) {
       sched_yield();
       continue;
     }
-    const std::chrono::microseconds cap = awaiting_ && awaiting_() ? kAwaitingPoll : kMaxSleep;
+    const std::chrono::microseconds cap = awaiting              ? kAwaitingPoll
+                                          : idle < kLongQuiet ? kMaxSleep
+                                                              : kQuietSleep;
     sleep = std::min(sleep, cap);
     wait(sleep);
     sleep = std::min(sleep * 2, cap);

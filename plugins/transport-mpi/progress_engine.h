@@ -6,9 +6,11 @@
 // Pacing: while something happened within the last kSpinWindow, or requests are in flight and
 // something happened within kPendingSpinLimit, or a collective is in flight, the thread spins
 // with sched_yield (a large transfer needs MPI to be called often); otherwise it sleeps, 1 us, then twice as long each
-// time up to kMaxSleep (kAwaitingPoll while a receive waits for its message), on a condition
-// variable that Post and Track signal. So an idle transport costs next to nothing, a message from
-// a peer is seen within about a millisecond, and one that a receive waits for within about 50 us.
+// time up to kMaxSleep (kAwaitingPoll while a receive waits for its message; kQuietSleep once
+// nothing happened for kLongQuiet), on a condition variable that Post and Track signal. So an
+// idle transport costs next to nothing (each wake-up polls MPI, some 30 us of CPU with Open MPI),
+// a message from a peer is seen within about a millisecond (10 ms after a long quiet spell), and
+// one that a receive waits for within about 50 us.
 // The thread's timer slack is 1 us, so that its short sleeps are as short as asked.
 //
 // Thread-safety: Post, Track and Call may be called from any thread; the callbacks they take run
@@ -42,6 +44,9 @@ class ProgressEngine {
   static constexpr std::chrono::microseconds kSpinWindow{150};
   static constexpr std::chrono::milliseconds kPendingSpinLimit{20};
   static constexpr std::chrono::microseconds kMaxSleep{1000};
+  // After kLongQuiet without anything happening, sleeps grow to kQuietSleep.
+  static constexpr std::chrono::milliseconds kLongQuiet{100};
+  static constexpr std::chrono::microseconds kQuietSleep{10000};
   static constexpr std::chrono::microseconds kAwaitingPoll{50};
   static constexpr std::chrono::microseconds kQuietPoll{1000};
   // Stop's drain ends early when no request completed and nothing arrived for this long.
@@ -74,7 +79,8 @@ class ProgressEngine {
                 std::function<void(sdk::Status)> then, bool spin = false);
   // Another thread is inside a blocking MPI collective from Enter to Leave. MPI advances every
   // request from inside that call, so meanwhile this thread does not spin: it polls every
-  // kQuietPoll, leaving the cores to the collective.
+  // kQuietPoll (kAwaitingPoll while a receive waits, kQuietSleep after kLongQuiet without
+  // anything happening), leaving the cores to the collective.
   void EnterBlockingCall() { blocking_.fetch_add(1); }
   void LeaveBlockingCall() { blocking_.fetch_sub(1); }
   // Called every turn on the progress thread: true when it found something to do. `awaiting`
