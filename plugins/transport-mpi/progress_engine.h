@@ -5,13 +5,13 @@
 //
 // Pacing: while something happened within the last kSpinWindow, or requests are in flight and
 // something happened within kPendingSpinLimit, or a collective is in flight, the thread spins
-// with sched_yield (a large transfer needs MPI to be called often); otherwise it sleeps, 1 us, then twice as long each
-// time up to kMaxSleep (kAwaitingPoll while a receive waits for its message; kQuietSleep once
-// nothing happened for kLongQuiet), on a condition variable that Post and Track signal. So an
-// idle transport costs next to nothing (each wake-up polls MPI, some 30 us of CPU with Open MPI),
-// a message from a peer is seen within about a millisecond (10 ms after a long quiet spell), and
-// one that a receive waits for within about 50 us.
-// The thread's timer slack is 1 us, so that its short sleeps are as short as asked.
+// with sched_yield (a large transfer needs MPI to be called often); otherwise it sleeps, 1 us,
+// then twice as long each time up to kMaxSleep (kAwaitingPoll while a step's receive waits for
+// its message; kQuietSleep once nothing happened for kLongQuiet), on a condition variable that
+// Post and Track signal. So an idle transport costs next to nothing (each wake-up polls MPI,
+// some 30 us of CPU with Open MPI), a message from a peer is seen within about a millisecond
+// (10 ms after a long quiet spell), and one that a step waits for within about 50 us. The
+// thread's timer slack is 1 us, so that its short sleeps are as short as asked.
 //
 // Thread-safety: Post, Track and Call may be called from any thread; the callbacks they take run
 // on the progress thread, one at a time.
@@ -84,7 +84,7 @@ class ProgressEngine {
   void EnterBlockingCall() { blocking_.fetch_add(1); }
   void LeaveBlockingCall() { blocking_.fetch_sub(1); }
   // Called every turn on the progress thread: true when it found something to do. `awaiting`
-  // (optional, also on the progress thread): whether a receive waits for its message. While one
+  // (optional, also on the progress thread): whether a step waits for a message. While one
   // does, an idle thread sleeps at most kAwaitingPoll at a time instead of kMaxSleep: a step
   // whose last message comes after a few milliseconds of quiet (the replies at the end of a
   // step run across tasks) then sees it some 0.5 ms sooner.

@@ -53,6 +53,17 @@ void Receiver::Drop(int source, const Header& h) {
   DrainNext(e_, std::move(d));
 }
 
+bool Receiver::Awaiting() {
+  const auto stale = std::chrono::steady_clock::now() - kFresh;
+  while (!fresh_.empty() && fresh_.front().first < stale) fresh_.pop_front();
+  while (!fresh_.empty()) {
+    auto it = receives_.find(fresh_.back().second);
+    if (it != receives_.end() && !it->second->matched) return true;
+    fresh_.pop_back();
+  }
+  return false;
+}
+
 void Receiver::Post(std::unique_ptr<Receive> r) {
   if (shutting_down_) return r->done(Cancelled("the mpi transport is shutting down"));
   if (const sdk::Status* why = aborted_.Find(r->key)) return r->done(*why);
@@ -62,6 +73,7 @@ void Receiver::Post(std::unique_ptr<Receive> r) {
   auto waiting = unexpected_.find(slot);
   if (waiting == unexpected_.end()) {
     posted_[slot].push_back(receive);
+    fresh_.emplace_back(std::chrono::steady_clock::now(), receive->id);
     return;
   }
   Header h = std::move(waiting->second.front());

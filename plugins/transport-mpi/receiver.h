@@ -14,6 +14,7 @@
 #ifndef CONFLUX_PLUGINS_TRANSPORT_MPI_RECEIVER_H_
 #define CONFLUX_PLUGINS_TRANSPORT_MPI_RECEIVER_H_
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -53,8 +54,11 @@ class Receiver {
   void AbortPrefix(const std::string& prefix, const sdk::Status& why);
   // Takes the headers that arrived; true when there were any.
   bool Poll();
-  // Whether a posted receive waits for its message's header.
-  bool Awaiting() const { return !posted_.empty(); }
+  // Whether a step waits for a message: a receive posted within the last kFresh still waits for
+  // its header. Receives that wait longer (a service's standing receive for requests that may
+  // never come) do not count, so that they do not keep the progress thread polling.
+  bool Awaiting();
+  static constexpr std::chrono::milliseconds kFresh{100};
   // From now on every message is dropped; posted receives complete with CANCELLED.
   void Shutdown();
 
@@ -69,6 +73,8 @@ class Receiver {
 
   Endpoint* e_;
   bool shutting_down_ = false;
+  // Receives that found no header when posted, in post order, while fresh: (when, id).
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> fresh_;
   std::unordered_map<uint64_t, std::unique_ptr<Receive>> receives_;  // posted or landing
   std::map<Slot, std::deque<Receive*>> posted_;                      // not yet matched
   std::map<Slot, std::deque<Header>> unexpected_;                    // nobody asked yet
