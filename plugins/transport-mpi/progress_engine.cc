@@ -208,9 +208,10 @@ void ProgressEngine::Loop() {
     };
     if (active) last_activity = now;
     const auto idle = now - last_activity;
-    const bool awaiting = awaiting_ && awaiting_();
+    // Asked only where the thread is about to sleep: not on the turns that spin.
+    auto awaiting = [&] { return awaiting_ && awaiting_(); };
     if (blocking_.load(std::memory_order_relaxed) > 0) {
-      wait(awaiting ? kAwaitingPoll : idle < kLongQuiet ? kQuietPoll : kQuietSleep);
+      wait(awaiting() ? kAwaitingPoll : idle < kLongQuiet ? kQuietPoll : kQuietSleep);
       continue;
     }
     if (active) {
@@ -222,7 +223,7 @@ void ProgressEngine::Loop() {
       sched_yield();
       continue;
     }
-    const std::chrono::microseconds cap = awaiting              ? kAwaitingPoll
+    const std::chrono::microseconds cap = awaiting()            ? kAwaitingPoll
                                           : idle < kLongQuiet ? kMaxSleep
                                                               : kQuietSleep;
     sleep = std::min(sleep, cap);

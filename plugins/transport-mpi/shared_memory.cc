@@ -272,13 +272,13 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
                                        " to ", -least[1], ")");
     return nullptr;
   }
-  s->hosts_ = job_size / s->size_;
+  const int hosts = job_size / s->size_;
   s->job_rank_.resize(s->size_);
   std::string error;
   if (MPI_Allgather(&job_rank, 1, MPI_INT, s->job_rank_.data(), 1, MPI_INT, host) != MPI_SUCCESS)
     error = "MPI_Allgather of the host's ranks failed";
   // Every rank makes each of these calls, whatever failed before, so that none waits for ever.
-  if (s->hosts_ > 1 && MPI_Comm_split(comm, s->rank_, job_rank, &s->between_) != MPI_SUCCESS &&
+  if (hosts > 1 && MPI_Comm_split(comm, s->rank_, job_rank, &s->between_) != MPI_SUCCESS &&
       error.empty())
     error = "MPI_Comm_split between hosts failed";
   // One chunk size for the job (the hosts' shares of a chunk must line up), the job's rank 0's.
@@ -435,6 +435,11 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
       broken_ = why;
       return why;
     };
+    // Ends this chunk without data, so that the other ranks' waits for it end too.
+    auto skip_chunk = [&] {
+      mine->reduced.value.store(s, std::memory_order_release);
+      mine->out.value.store(s, std::memory_order_release);
+    };
     if (sdk::Status w = Wait(Phase::kOut, s - 2, count); !w.ok()) return fail(w);
     char* own = SlotOf(rank_, slot);
     // The others' shares of this rank's input go to its slot; its own share is read from the
@@ -470,8 +475,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
       int64_t least[7];
       const int rc = MPI_Allreduce(mine_and_negated, least, 7, MPI_INT64_T, MPI_MIN, between_);
       if (rc != MPI_SUCCESS) {
-        mine->reduced.value.store(s, std::memory_order_release);
-        mine->out.value.store(s, std::memory_order_release);
+        skip_chunk();
         return fail(MpiError("MPI_Allreduce", rc, "comparing the all-reduce with other hosts'"));
       }
       if (differs.empty() && (least[0] == 0 || least[1] != -least[4] || least[2] != -least[5] ||
@@ -481,8 +485,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
     }
     if (!differs.empty()) {
       // Every rank sees a difference: each finishes the chunk without data and fails the call.
-      mine->reduced.value.store(s, std::memory_order_release);
-      mine->out.value.store(s, std::memory_order_release);
+      skip_chunk();
       return sdk::InvalidArgument("mpi collectives: all-reduce over all ", job_size_,
                                   " ranks: ", differs, ": every member must make the same call");
     }
@@ -505,8 +508,7 @@ sdk::Status SharedMemoryAllReduce::AllReduce(cfx_dtype dtype, const void* input,
         const int rc = MPI_Allreduce(MPI_IN_PLACE, share, static_cast<int>(hi - lo),
                                      between_hosts.type, between_hosts.op, between_);
         if (rc != MPI_SUCCESS) {
-          mine->reduced.value.store(s, std::memory_order_release);
-          mine->out.value.store(s, std::memory_order_release);
+          skip_chunk();
           return fail(MpiError("MPI_Allreduce", rc, "between hosts"));
         }
       }

@@ -88,9 +88,6 @@ class SharedMemoryAllReduce {
   void Stop() { stopped_.store(true, std::memory_order_release); }
 
   uint64_t chunk_bytes() const { return chunk_bytes_; }
-  // The hosts (1: every rank on this one) and the ranks on each.
-  int hosts() const { return hosts_; }
-  int ranks_per_host() const { return size_; }
   // Frees the communicator between hosts; on the progress thread, before MPI is finalized.
   void FreeComms();
 
@@ -104,7 +101,7 @@ class SharedMemoryAllReduce {
   sdk::Status Wait(Phase phase, uint64_t value, uint64_t count);
 
   int rank_ = 0, size_ = 0;  // on this host
-  int hosts_ = 1, job_size_ = 0;
+  int job_size_ = 0;
   std::vector<int> job_rank_;         // by rank on this host: its rank in the job, for names
   MPI_Comm between_ = MPI_COMM_NULL;  // this local rank's peers on the other hosts
   const PeerNames* names_ = nullptr;
