@@ -12,6 +12,7 @@
 
 #include "mpi_errors.h"
 #include "progress_engine.h"
+#include "staging.h"
 
 namespace cfx::mpi {
 
@@ -47,6 +48,7 @@ struct Endpoint {
   uint64_t chunk_bytes = 0;
   ProgressEngine engine;
   PeerNames names;
+  StagingArea* staging = nullptr;  // payloads to ranks of this host; null: every one through MPI
 
   // "<direction> <peer>, key '<key>'" for MpiError.
   std::string Where(const char* direction, int peer, std::string_view key) const {

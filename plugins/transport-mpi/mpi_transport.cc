@@ -32,11 +32,11 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
   for (const auto& [key, value] : config.options) {
     if (key != "chunk_bytes" && key != "inline_bytes" && key != "funnel" &&
         key != "shutdown_timeout_ms" && key != "collectives" && key != "shared_memory" &&
-        key != "shared_memory_ranks_per_host")
+        key != "shared_memory_ranks_per_host" && key != "staging_bytes")
       return sdk::InvalidArgument("mpi transport: unknown option '", key,
                                   "' (known: chunk_bytes, inline_bytes, funnel, "
                                   "shutdown_timeout_ms, collectives, shared_memory, "
-                                  "shared_memory_ranks_per_host)");
+                                  "shared_memory_ranks_per_host, staging_bytes)");
   }
   CFX_SDK_ASSIGN_OR_RETURN(int64_t chunk, config.IntOption("chunk_bytes", o.chunk_bytes));
   if (chunk < 1 || chunk > INT_MAX)
@@ -81,6 +81,12 @@ sdk::Result<MpiTransport::Options> MpiTransport::ParseOptions(const sdk::Transpo
         "mpi transport: shared_memory_ranks_per_host must be 0 (ask MPI) to ", INT_MAX,
         " ranks, not ", per_host);
   o.shared_memory_ranks_per_host = static_cast<int>(per_host);
+  CFX_SDK_ASSIGN_OR_RETURN(
+      int64_t staging, config.IntOption("staging_bytes", static_cast<int64_t>(o.staging_bytes)));
+  if (staging < 0 || staging > (int64_t{1} << 40))
+    return sdk::InvalidArgument("mpi transport: staging_bytes must be 0 (off) to 1T, not ",
+                                staging);
+  o.staging_bytes = static_cast<uint64_t>(staging);
   CFX_SDK_ASSIGN_OR_RETURN(int64_t timeout,
                            config.IntOption("shutdown_timeout_ms", o.shutdown_timeout.count()));
   o.shutdown_timeout = std::chrono::milliseconds(timeout);
@@ -146,9 +152,28 @@ sdk::Status MpiTransport::Init() {
   std::vector<Place> all(e_.size);
   rc = MPI_Allgather(&mine, sizeof(Place), MPI_BYTE, all.data(), sizeof(Place), MPI_BYTE, e_.comm);
   if (rc != MPI_SUCCESS) return MpiError("MPI_Allgather", rc, "of the ranks' hosts");
-  for (const Place& p : all)
-    places_.push_back(sdk::StrCat("host ", std::string(p.host, strnlen(p.host, sizeof(p.host))),
-                                  ", pid ", p.pid));
+  std::vector<std::string> hosts;
+  std::vector<int64_t> pids;
+  for (const Place& p : all) {
+    hosts.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
+    pids.push_back(p.pid);
+    places_.push_back(sdk::StrCat("host ", hosts.back(), ", pid ", p.pid));
+  }
+  // Ranks that count as one host (option shared_memory_ranks_per_host) share their memory.
+  if (const int n = options_.shared_memory_ranks_per_host; n > 0)
+    for (int r = 0; r < e_.size; ++r) hosts[r] = sdk::StrCat("ranks ", r / n * n, "+");
+  const uint64_t staging_bytes =
+      options_.shared_memory == Options::SharedMemory::kOff ? 0 : options_.staging_bytes;
+  std::vector<std::string> problems;
+  staging_ = StagingArea::Create(e_.comm, e_.rank, hosts, pids, staging_bytes, &problems);
+  for (const std::string& p : problems) {
+    const std::string warning =
+        "mpi transport: payloads to some ranks of this host go through "
+        "MPI: " +
+        p;
+    sdk::Host().core->log(CFX_LOG_WARNING, warning.c_str());
+  }
+  e_.staging = staging_.get();
   return sdk::Status();
 }
 
@@ -159,6 +184,8 @@ MpiTransport::~MpiTransport() {
     MPI_Comm_free(&e_.comm);
     if (owns_mpi_) MPI_Finalize();
   });
+  e_.staging = nullptr;
+  staging_.reset();
   std::lock_guard<std::mutex> lock(live_mu);
   if (live == this) live = nullptr;
 }
@@ -192,25 +219,31 @@ cfx_transport_request MpiTransport::Send(int32_t peer, std::string_view key, std
                               " bytes are too large (key '", PrintableKey(key), "')"));
     return 0;
   }
-  // A small payload travels inside the header (tag 0), a larger one on a tag of its own.
-  const int32_t tag = payload_bytes <= options_.inline_bytes ? 0 : NextTag(peer);
+  // A small payload travels inside the header (tag 0), a larger one to a rank of this host
+  // through the staging segment (copied here, on the caller's thread), otherwise on a tag of
+  // its own.
   const char* bytes = static_cast<const char*>(payload);
+  int32_t tag = 0;
+  int64_t staged = -1;
+  if (payload_bytes > options_.inline_bytes) {
+    if (staging_ != nullptr) staged = staging_->Stage(peer, bytes, payload_bytes);
+    tag = staged >= 0 ? kStagedTag : NextTag(peer);
+  }
   auto header = std::make_shared<const std::string>(
-      EncodeHeader(key, meta, bytes, payload_bytes, e_.chunk_bytes, tag));
+      EncodeHeader(key, meta, bytes, payload_bytes, e_.chunk_bytes, tag, staged));
+  const Payload out{bytes, payload_bytes, tag, staged};
   if (direct_) {
-    PostSend(peer, std::move(header), std::string(key), bytes, payload_bytes, tag, done);
+    PostSend(peer, std::move(header), std::string(key), out, done);
   } else {
-    e_.engine.Post(
-        [this, peer, header, key = std::string(key), bytes, payload_bytes, tag, done]() mutable {
-          PostSend(peer, std::move(header), std::move(key), bytes, payload_bytes, tag, done);
-        });
+    e_.engine.Post([this, peer, header, key = std::string(key), out, done]() mutable {
+      PostSend(peer, std::move(header), std::move(key), out, done);
+    });
   }
   return next_id_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void MpiTransport::PostSend(int peer, std::shared_ptr<const std::string> header, std::string key,
-                            const char* payload, uint64_t payload_bytes, int32_t tag,
-                            sdk::TransportDone done) {
+                            const Payload& payload, sdk::TransportDone done) {
   std::vector<MPI_Request> requests;
   sdk::Status error;
   MPI_Request request;
@@ -218,11 +251,14 @@ void MpiTransport::PostSend(int peer, std::shared_ptr<const std::string> header,
                      e_.comm, &request);
   if (rc != MPI_SUCCESS) {
     error = MpiError("MPI_Isend (header)", rc, e_.Where("to", peer, key));
+    if (payload.staged >= 0) staging_->Unstage(payload.staged);  // nobody will take it
   } else {
     requests.push_back(request);
-    for (uint64_t sent = 0; tag != 0 && sent < payload_bytes; sent += e_.chunk_bytes) {
-      const uint64_t n = std::min(e_.chunk_bytes, payload_bytes - sent);
-      rc = MPI_Isend(payload + sent, static_cast<int>(n), MPI_BYTE, peer, tag, e_.comm, &request);
+    // Chunks on the payload's tag (none when it is inline or staged).
+    for (uint64_t sent = 0; payload.tag > 0 && sent < payload.bytes; sent += e_.chunk_bytes) {
+      const uint64_t n = std::min(e_.chunk_bytes, payload.bytes - sent);
+      rc = MPI_Isend(payload.data + sent, static_cast<int>(n), MPI_BYTE, peer, payload.tag, e_.comm,
+                     &request);
       if (rc != MPI_SUCCESS) {
         error = MpiError("MPI_Isend", rc, e_.Where("to", peer, key));
         break;

@@ -1,10 +1,12 @@
 // MpiTransport: the "mpi" transport (conflux/plugin_transport.h over MPI point-to-point).
 //
 // Create joins the job (MPI_Init_thread asking for MPI_THREAD_MULTIPLE, unless the program has
-// initialized MPI already), duplicates MPI_COMM_WORLD with MPI_ERRORS_RETURN, and learns where
-// every rank runs (MPI_Get_processor_name and pid, MPI_Allgather). A send posts its header and
-// its payload's chunks with MPI_Isend straight from the caller's buffer, or for a small payload
-// one header that carries it (see wire.h); the receiving side is Receiver. With MPI_THREAD_MULTIPLE
+// initialized MPI already), duplicates MPI_COMM_WORLD with MPI_ERRORS_RETURN, learns where
+// every rank runs (MPI_Get_processor_name and pid, MPI_Allgather) and sets up the staging
+// segments of its host (staging.h). A send posts its header and its payload's chunks with
+// MPI_Isend straight from the caller's buffer, or for a small payload one header that carries
+// it, or for a larger one to a rank of the same host one header after copying the payload into
+// the staging segment (see wire.h); the receiving side is Receiver. With MPI_THREAD_MULTIPLE
 // the caller's thread posts its sends; with less, or with the option funnel: true, every MPI call
 // runs on the progress thread. Callbacks run on the progress thread (or inline, for a send that
 // fails at once).
@@ -22,7 +24,9 @@
 // number of ranks each, shared_memory.h; on: the same, and creating the collectives fails when it
 // cannot; off: MPI_Allreduce always), shared_memory_ranks_per_host (0, the default: MPI says
 // which ranks share a host; N: every N consecutive ranks count as one host, which runs the
-// all-reduce between hosts on one machine).
+// all-reduce between hosts on one machine, and staging only within each such "host"),
+// staging_bytes (this rank's staging segment, default 32M; 0, or shared_memory: off, sends every
+// payload through MPI).
 //
 // A process has at most one: MPI is initialized once per process, and finalized by destroy when
 // the transport initialized it. A send cannot be taken back once posted: Cancel ends only
@@ -55,6 +59,7 @@ class MpiTransport final : public sdk::Transport {
     enum class SharedMemory { kAuto, kOn, kOff };
     SharedMemory shared_memory = SharedMemory::kAuto;
     int shared_memory_ranks_per_host = 0;
+    uint64_t staging_bytes = uint64_t{32} << 20;
     std::chrono::milliseconds shutdown_timeout{10000};
   };
   static sdk::Result<Options> ParseOptions(const sdk::TransportConfig& config);
@@ -97,9 +102,17 @@ class MpiTransport final : public sdk::Transport {
  private:
   // On the progress thread, before anything else.
   sdk::Status Init();
+  // What a send carries: its bytes, its payload tag (0: inline, kStagedTag: staged, otherwise
+  // the chunks' tag) and where it was staged.
+  struct Payload {
+    const char* data;
+    uint64_t bytes;
+    int32_t tag;
+    int64_t staged;
+  };
   // Posts the header and the payload's chunks of a send and tracks them.
   void PostSend(int peer, std::shared_ptr<const std::string> header, std::string key,
-                const char* payload, uint64_t payload_bytes, int32_t tag, sdk::TransportDone done);
+                const Payload& payload, sdk::TransportDone done);
   int32_t NextTag(int peer);
 
   const Options options_;
@@ -110,6 +123,7 @@ class MpiTransport final : public sdk::Transport {
   bool direct_ = false;                            // sends posted by the caller's thread
   std::vector<std::string> places_;                // "host node3, pid 4711" by rank
   std::unique_ptr<std::atomic<uint32_t>[]> tags_;  // the next payload tag, by peer
+  std::unique_ptr<StagingArea> staging_;           // made by Init
   std::atomic<uint64_t> next_id_{1};
 };
 

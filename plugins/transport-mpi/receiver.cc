@@ -45,6 +45,10 @@ void Receiver::Log(const sdk::Status& error) const {
 }
 
 void Receiver::Drop(int source, const Header& h) {
+  if (h.staged()) {
+    if (e_->staging != nullptr) e_->staging->Release(source, h.staged_offset);
+    return;
+  }
   if (h.num_chunks == 0) return;  // no payload, or it came with the header
   auto d = std::make_shared<Drain>();
   d->source = source;
@@ -105,6 +109,15 @@ void Receiver::Match(Receive* r, const Header& h) {
     return Finish(r->id);
   }
   char* base = static_cast<char*>(buffer.value());
+  if (h.staged()) {
+    sdk::Status taken =
+        e_->staging != nullptr
+            ? e_->staging->Take(r->peer, h.staged_offset, h.payload_bytes, base)
+            : sdk::Internal("mpi transport: a staged payload from ", e_->names.Of(r->peer),
+                            ", but this rank shares no memory with it");
+    if (r->error.ok()) r->error = std::move(taken);
+    return Finish(r->id);
+  }
   if (h.num_chunks == 0) {  // no payload, or it came with the header
     if (!h.inline_payload.empty()) std::memcpy(base, h.inline_payload.data(), h.payload_bytes);
     return Finish(r->id);

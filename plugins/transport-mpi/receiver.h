@@ -4,11 +4,13 @@
 // source) and matches them with posted receives by (key, peer), whichever comes first: a header
 // nobody waits for yet is kept as unexpected, a receive nobody sent to yet as posted. A match
 // asks the receive's alloc for a buffer and receives the payload's chunks straight into it
-// (MPI_Irecv per chunk); the receive is done when all have landed.
+// (MPI_Irecv per chunk), or copies a staged payload out of the sender's segment (staging.h);
+// the receive is done when all have landed.
 //
 // A message that nobody will take — its receive was cancelled before it came, its key is under
 // an aborted prefix, alloc failed, or the transport is shutting down — is still received, into
-// a scratch buffer one chunk at a time, and dropped: its sender must complete.
+// a scratch buffer one chunk at a time, and dropped: its sender must complete (a staged payload's
+// block is freed unread).
 //
 // Not thread-safe: every member runs on the progress thread.
 #ifndef CONFLUX_PLUGINS_TRANSPORT_MPI_RECEIVER_H_

@@ -130,6 +130,28 @@ TEST_F(MpiTransport, LargePayloadInChunksArrivesByteExact) {
   EXPECT_TRUE(in->payload == Pattern(payload.size(), Prev())) << "payload differs";
 }
 
+// More than the staging segment holds (32 MiB, the default), sent before any receive is posted:
+// the first payloads wait in the segment, the rest go through MPI, and all arrive byte-exact
+// under their keys. With --shared-memory=off all go through MPI.
+TEST_F(MpiTransport, PayloadsBeyondTheStagingSegmentArriveByteExact) {
+  constexpr int kCount = 12;
+  std::vector<std::string> payloads;
+  std::vector<Outcome> sent(kCount);
+  for (int i = 0; i < kCount; ++i) {
+    payloads.push_back(Pattern((3 << 20) + i * 4099, MpiWorld::rank() * 100 + i));
+    t().Send(Next(), MpiWorld::Key("staged" + std::to_string(i)), "", payloads[i].data(),
+             payloads[i].size(), sent[i].Callback());
+  }
+  EXPECT_OK(MpiWorld::Barrier());
+  for (int i = kCount - 1; i >= 0; --i) {  // taken in the reverse order
+    auto in = std::make_shared<Received>();
+    RecvInto(t(), Prev(), MpiWorld::Key("staged" + std::to_string(i)), in);
+    EXPECT_OK(in->outcome.Wait());
+    EXPECT_TRUE(in->payload == Pattern((3 << 20) + i * 4099, Prev() * 100 + i)) << i;
+  }
+  for (Outcome& o : sent) EXPECT_OK(o.Wait());
+}
+
 // Past what an MPI count (int) holds: 2 GiB and a bit, in chunks. Needs about 9 GiB of memory
 // for two ranks, so it runs only when asked for (--gtest_also_run_disabled_tests).
 TEST_F(MpiTransport, DISABLED_PayloadPastTwoGiB) {
