@@ -168,9 +168,7 @@ sdk::Status MpiTransport::Init() {
   staging_ = StagingArea::Create(e_.comm, e_.rank, hosts, pids, staging_bytes, &problems);
   for (const std::string& p : problems) {
     const std::string warning =
-        "mpi transport: payloads to some ranks of this host go through "
-        "MPI: " +
-        p;
+        sdk::StrCat("mpi transport: payloads to some ranks of this host go through MPI: ", p);
     sdk::Host().core->log(CFX_LOG_WARNING, warning.c_str());
   }
   e_.staging = staging_.get();
