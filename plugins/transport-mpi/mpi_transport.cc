@@ -152,20 +152,14 @@ sdk::Status MpiTransport::Init() {
   std::vector<Place> all(e_.size);
   rc = MPI_Allgather(&mine, sizeof(Place), MPI_BYTE, all.data(), sizeof(Place), MPI_BYTE, e_.comm);
   if (rc != MPI_SUCCESS) return MpiError("MPI_Allgather", rc, "of the ranks' hosts");
-  std::vector<std::string> hosts;
-  std::vector<int64_t> pids;
-  for (const Place& p : all) {
-    hosts.emplace_back(p.host, strnlen(p.host, sizeof(p.host)));
-    pids.push_back(p.pid);
-    places_.push_back(sdk::StrCat("host ", hosts.back(), ", pid ", p.pid));
-  }
-  // Ranks that count as one host (option shared_memory_ranks_per_host) share their memory.
-  if (const int n = options_.shared_memory_ranks_per_host; n > 0)
-    for (int r = 0; r < e_.size; ++r) hosts[r] = sdk::StrCat("ranks ", r / n * n, "+");
+  for (const Place& p : all)
+    places_.push_back(sdk::StrCat("host ", std::string(p.host, strnlen(p.host, sizeof(p.host))),
+                                  ", pid ", p.pid));
   const uint64_t staging_bytes =
       options_.shared_memory == Options::SharedMemory::kOff ? 0 : options_.staging_bytes;
   std::vector<std::string> problems;
-  staging_ = StagingArea::Create(e_.comm, e_.rank, hosts, pids, staging_bytes, &problems);
+  staging_ =
+      StagingArea::Create(e_.comm, options_.shared_memory_ranks_per_host, staging_bytes, &problems);
   for (const std::string& p : problems) {
     const std::string warning =
         sdk::StrCat("mpi transport: payloads to some ranks of this host go through MPI: ", p);

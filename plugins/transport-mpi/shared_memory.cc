@@ -244,11 +244,7 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::Create(MPI_Comm co
     return nullptr;
   }
   MPI_Comm host;
-  const int split =
-      ranks_per_host > 0
-          ? MPI_Comm_split(comm, job_rank / ranks_per_host, job_rank, &host)
-          : MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, job_rank, MPI_INFO_NULL, &host);
-  if (split != MPI_SUCCESS) {
+  if (SplitByHost(comm, ranks_per_host, &host) != MPI_SUCCESS) {
     *why = ranks_per_host > 0 ? "MPI_Comm_split into hosts failed"
                               : "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed";
     return nullptr;

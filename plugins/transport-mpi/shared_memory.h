@@ -56,6 +56,7 @@
 
 #include "conflux/sdk/status.h"
 #include "endpoint.h"
+#include "hosts.h"
 #include "mpi_reduce.h"
 
 namespace cfx::mpi {

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <iterator>
 
+#include "hosts.h"
+
 namespace cfx::mpi {
 namespace {
 
@@ -29,16 +31,22 @@ uint64_t StagingArea::FlagBytes(uint64_t units) {
 
 char* StagingArea::Segment::data() const { return base + FlagBytes(units); }
 
-std::unique_ptr<StagingArea> StagingArea::Create(MPI_Comm comm, int rank,
-                                                 const std::vector<std::string>& hosts,
-                                                 const std::vector<int64_t>& pids, uint64_t bytes,
+std::unique_ptr<StagingArea> StagingArea::Create(MPI_Comm comm, int ranks_per_host, uint64_t bytes,
                                                  std::vector<std::string>* problems) {
   std::unique_ptr<StagingArea> s(new StagingArea);
-  const int size = static_cast<int>(hosts.size());
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   s->peers_.resize(size);
   s->can_stage_.assign(size, 0);
-  int on_host = 0;
-  for (int r = 0; r < size; ++r) on_host += hosts[r] == hosts[rank];
+  MPI_Comm host;
+  if (SplitByHost(comm, ranks_per_host, &host) != MPI_SUCCESS) {
+    problems->push_back("splitting the ranks by host failed");
+    return s;
+  }
+  int local = 0, on_host = 0;
+  MPI_Comm_rank(host, &local);
+  MPI_Comm_size(host, &on_host);
   // At most a quarter of what /dev/shm has free, shared by the host's ranks: the rest is left to
   // the all-reduce's segment and to other programs (a container's /dev/shm may hold 64 MiB).
   struct statvfs shm {};
@@ -46,7 +54,8 @@ std::unique_ptr<StagingArea> StagingArea::Create(MPI_Comm comm, int rank,
     const uint64_t free_bytes = static_cast<uint64_t>(shm.f_bavail) * shm.f_frsize;
     bytes = std::min(bytes, free_bytes / 4 / static_cast<uint64_t>(on_host));
   }
-  const std::string name = SegmentName(pids[rank]);
+  const int64_t pid = getpid();
+  const std::string name = SegmentName(pid);
   uint64_t units = on_host > 1 && bytes >= kMinBytes ? bytes / kUnit : 0;
   if (units > 0) {
     int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -78,18 +87,21 @@ std::unique_ptr<StagingArea> StagingArea::Create(MPI_Comm comm, int rank,
       units = 0;
     }
   }
-  // Every rank has made its segment, or has none, past this point.
-  std::vector<uint64_t> all_units(size, 0);
-  if (MPI_Allgather(&units, 1, MPI_UINT64_T, all_units.data(), 1, MPI_UINT64_T, comm) !=
-      MPI_SUCCESS) {
-    problems->push_back("MPI_Allgather of the staging segments' sizes failed");
-    all_units.assign(size, 0);
+  // Every rank of the host has made its segment, or has none, past this point. By local rank:
+  // (rank in `comm`, pid, units).
+  const int64_t mine[3] = {rank, pid, static_cast<int64_t>(units)};
+  std::vector<int64_t> all(3 * static_cast<size_t>(on_host), 0);
+  if (MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, host) != MPI_SUCCESS) {
+    problems->push_back("MPI_Allgather of the staging segments failed");
+    all.assign(all.size(), 0);
   }
-  std::vector<char> mapped_theirs(size, 0), they_mapped(size, 0);
-  for (int r = 0; r < size; ++r) {
-    if (r == rank || hosts[r] != hosts[rank] || all_units[r] == 0) continue;
-    const std::string theirs = SegmentName(pids[r]);
-    const uint64_t mapped = FlagBytes(all_units[r]) + all_units[r] * kUnit;
+  std::vector<char> mapped_theirs(on_host, 0), they_mapped(on_host, 0);
+  for (int l = 0; l < on_host; ++l) {
+    const int r = static_cast<int>(all[3 * l]);
+    const uint64_t their_units = static_cast<uint64_t>(all[3 * l + 2]);
+    if (l == local || their_units == 0) continue;
+    const std::string theirs = SegmentName(all[3 * l + 1]);
+    const uint64_t mapped = FlagBytes(their_units) + their_units * kUnit;
     const int fd = shm_open(theirs.c_str(), O_RDWR, 0);
     void* p =
         fd >= 0 ? mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
@@ -97,19 +109,20 @@ std::unique_ptr<StagingArea> StagingArea::Create(MPI_Comm comm, int rank,
       problems->push_back(
           sdk::StrCat("rank ", r, "'s staging segment (", theirs, "): ", std::strerror(errno)));
     } else {
-      s->peers_[r] = Segment{static_cast<char*>(p), all_units[r], mapped};
-      mapped_theirs[r] = 1;
+      s->peers_[r] = Segment{static_cast<char*>(p), their_units, mapped};
+      mapped_theirs[l] = 1;
     }
     if (fd >= 0) close(fd);
   }
   // Every rank of the host has mapped what it could past this point: the names can go.
-  if (MPI_Alltoall(mapped_theirs.data(), 1, MPI_CHAR, they_mapped.data(), 1, MPI_CHAR, comm) !=
+  if (MPI_Alltoall(mapped_theirs.data(), 1, MPI_CHAR, they_mapped.data(), 1, MPI_CHAR, host) !=
       MPI_SUCCESS) {
     problems->push_back("MPI_Alltoall of the mapped staging segments failed");
-    they_mapped.assign(size, 0);
+    they_mapped.assign(on_host, 0);
   }
   if (units > 0) shm_unlink(name.c_str());
-  for (int r = 0; r < size; ++r) s->can_stage_[r] = units > 0 && they_mapped[r] != 0;
+  for (int l = 0; l < on_host; ++l) s->can_stage_[all[3 * l]] = units > 0 && they_mapped[l] != 0;
+  MPI_Comm_free(&host);
   return s;
 }
 

@@ -39,14 +39,12 @@ namespace cfx::mpi {
 
 class StagingArea {
  public:
-  // Collective over `comm` (every rank calls it once, with the same `comm`): `hosts[r]` names
-  // rank r's host, `pids[r]` its process (the segments' names). Makes this rank's segment of
-  // `bytes` (0: none, and this rank stages nothing), maps those of the other ranks of its host,
-  // and learns which of them mapped its own. Never fails the transport: a segment that cannot be
-  // made or mapped only leaves its pairs to MPI, and `problems` gets why (for the log).
-  static std::unique_ptr<StagingArea> Create(MPI_Comm comm, int rank,
-                                             const std::vector<std::string>& hosts,
-                                             const std::vector<int64_t>& pids, uint64_t bytes,
+  // Collective over `comm` (every rank calls it once, with the same `comm`): makes this rank's
+  // segment of `bytes` (0: none, and this rank stages nothing), maps those of the other ranks of
+  // its host (SplitByHost with `ranks_per_host`, as the all-reduce's hosts), and learns which of
+  // them mapped its own. Never fails the transport: a segment that cannot be made or mapped only
+  // leaves its pairs to MPI, and `problems` gets why (for the log).
+  static std::unique_ptr<StagingArea> Create(MPI_Comm comm, int ranks_per_host, uint64_t bytes,
                                              std::vector<std::string>* problems);
   ~StagingArea();
   StagingArea(const StagingArea&) = delete;

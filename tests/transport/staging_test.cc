@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -29,17 +28,10 @@ std::string Pattern(size_t n, int seed) {
   return s;
 }
 
-// Every rank on one host (or, with `apart`, each on a host of its own).
+// Every rank on this machine's one host (or, with `apart`, each a host of its own).
 std::unique_ptr<StagingArea> Make(uint64_t bytes, bool apart = false) {
-  const int size = MpiWorld::size();
-  std::vector<std::string> hosts(size, "here");
-  std::vector<int64_t> pids(size);
-  const int64_t mine = getpid();
-  MPI_Allgather(&mine, 1, MPI_INT64_T, pids.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
-  if (apart)
-    for (int r = 0; r < size; ++r) hosts[r] = "host " + std::to_string(r);
   std::vector<std::string> problems;
-  auto area = StagingArea::Create(MPI_COMM_WORLD, MpiWorld::rank(), hosts, pids, bytes, &problems);
+  auto area = StagingArea::Create(MPI_COMM_WORLD, apart ? 1 : 0, bytes, &problems);
   for (const std::string& p : problems) ADD_FAILURE() << p;
   return area;
 }
