@@ -24,6 +24,7 @@
 
 #include "cluster_test_main.h"
 #include "conflux/cc/client_session.h"
+#include "conflux/cc/control_flow.h"
 #include "conflux/cc/distributed.h"
 #include "conflux/cc/ops/standard_ops.h"
 #include "conflux/cc/optimizers.h"
@@ -178,6 +179,55 @@ TEST(BetweenGraph, ABroadcastWithTwoSendersFailsOnEveryRank) {
 // Each rank trains its replica on its own batches, from its own initial values until the
 // chief's are broadcast; the variables end bit-identical on every rank and equal to one process
 // trained on the three batches at once.
+// Several steps of gradient descent on 0.5 |w - target_r|^2 per Session::Run, inside a while
+// loop (as Keras' steps_per_execution builds it): each iteration all-reduces the gradient's mean
+// and, independently, the step number (so iterations running at once would pair the two
+// differently on different ranks). The session runs such loops one iteration at a time; w ends
+// the same on every rank, at the recurrence computed here.
+TEST(BetweenGraph, StepsInsideAWhileLoopAllReduceIterationByIteration) {
+  constexpr int kIterations = 6;
+  constexpr float kRate = 0.5f;
+  Scope root = Scope::NewRootScope(g_runtime);
+  const float r = static_cast<float>(g_rank);
+  Output target = ops::Const(root, {r, 2 * r, -r});
+  std::vector<Output> out;
+  WhileLoopOptions options;
+  options.parallel_iterations = 8;
+  Status st = WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, {1.0f, 1.0f, 1.0f}), ops::Const(root, 0.0f)},
+      [](const Scope& c, const std::vector<Output>& v, Output* pred) {
+        *pred = ops::Less(c, v[0], kIterations);
+        return c.status();
+      },
+      [&](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+        Output grad =
+            ops::CollectiveReduceV2(b, ops::Sub(b, v[1], target), kTasks, 3, 1, {}, "Add", "Div");
+        Output step =
+            ops::CollectiveReduceV2(b, ops::Cast(b, v[0], DT_FLOAT), kTasks, 3, 2, {}, "Add", "Id");
+        *next = {ops::AddV2(b, v[0], 1), ops::Sub(b, v[1], ops::Mul(b, grad, kRate)),
+                 ops::AddV2(b, v[2], step)};
+        return b.status();
+      },
+      &out, options);
+  ASSERT_TRUE(st.ok()) << st;
+  Output highest = ops::CollectiveReduceV2(root, out[1], kTasks, 3, 3, {}, "Max", "Id");
+  Output lowest = ops::CollectiveReduceV2(root, out[1], kTasks, 3, 4, {}, "Min", "Id");
+  ClientSession session(root, g_runtime);
+  std::vector<float> w = {1, 1, 1};
+  const std::vector<float> mean_target = {1, 2, -1};  // ranks 0, 1, 2
+  for (int k = 0; k < kIterations; ++k)
+    for (int j = 0; j < 3; ++j) w[j] -= kRate * (w[j] - mean_target[j]);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Tensor> values;
+    st = session.Run({}, {out[1], out[2], highest, lowest}, &values);
+    ASSERT_TRUE(st.ok()) << st;
+    ExpectTensorNear(MakeVector<float>(w), values[0], 1e-6);
+    EXPECT_EQ(values[1].at<float>(0), kTasks * 15.0f);  // 0 + 1 + ... + 5 on each rank
+    EXPECT_EQ(Values<float>(values[2]), Values<float>(values[0]));
+    EXPECT_EQ(Values<float>(values[3]), Values<float>(values[0]));
+  }
+}
+
 TEST(BetweenGraph, DataParallelReplicasStayIdenticalAndMatchOneProcess) {
   constexpr int kSteps = 15;
   Scope root = Scope::NewRootScope(g_runtime);
@@ -230,6 +280,92 @@ TEST(BetweenGraph, DataParallelReplicasStayIdenticalAndMatchOneProcess) {
   const std::vector<Tensor> want = TrainOneProcess(kTasks, kSteps);
   ASSERT_EQ(want.size(), mine.size());
   for (size_t i = 0; i < want.size(); ++i) ExpectTensorNear(want[i], mine[i], 1e-5);
+}
+
+// A recurrent model: h = tanh(h W + b) three times from h = x in a while loop, then a mean
+// squared error of h V against y. Its gradients come out of the loop's gradient (a backward
+// loop), and their all-reduces follow that loop's Exit nodes.
+Replica BuildRecurrentReplica(const Scope& s, uint64_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  auto init = [&](std::vector<int64_t> dims) {
+    std::vector<float> v(dims.size() == 1 ? dims[0] : dims[0] * dims[1]);
+    for (float& e : v) e = u(rng);
+    return ops::Const(s, MakeTensor<float>(TensorShape(dims), v));
+  };
+  Replica r;
+  r.x = ops::Placeholder(s.WithOpName("x"), DT_FLOAT);
+  r.y = ops::Placeholder(s.WithOpName("y"), DT_FLOAT);
+  auto w = Variable(s.WithOpName("w"), PartialTensorShape({4, 4}), DT_FLOAT, init({4, 4}));
+  auto b = Variable(s.WithOpName("b"), PartialTensorShape({4}), DT_FLOAT, init({4}));
+  auto v = Variable(s.WithOpName("v"), PartialTensorShape({4, 2}), DT_FLOAT, init({4, 2}));
+  Output wv = ops::Identity(s, w.var), bv = ops::Identity(s, b.var);
+  std::vector<Output> out;
+  Status st = WhileLoop(
+      s, {ops::Const(s, 0), r.x},
+      [](const Scope& c, const std::vector<Output>& l, Output* pred) {
+        *pred = ops::Less(c, l[0], 3);
+        return c.status();
+      },
+      [&](const Scope& c, const std::vector<Output>& l, std::vector<Output>* next) {
+        *next = {ops::AddV2(c, l[0], 1), ops::Tanh(c, ops::Add(c, ops::MatMul(c, l[1], wv), bv))};
+        return c.status();
+      },
+      &out);
+  EXPECT_TRUE(st.ok()) << st;
+  r.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, ops::MatMul(s, out[1], v.var), r.y)), {0, 1});
+  return r;
+}
+
+// Data-parallel training of a model with a while loop: every rank ends with the same variables,
+// those of the model trained in one process on all the ranks' batches at once.
+TEST(BetweenGraph, DataParallelTrainingThroughAWhileLoop) {
+  constexpr int kSteps = 8;
+  auto train = [](Runtime* rt, int replicas, bool distributed) {
+    Scope root = Scope::NewRootScope(rt);
+    DataParallel dp(root);
+    Replica replica = BuildRecurrentReplica(distributed ? dp.ReplicaScope(0) : root, 7);
+    MomentumOptimizer momentum(0.05f, 0.9f);
+    DistributedOptimizer opt(&momentum, dp);
+    Operation step =
+        distributed ? opt.Minimize(root, {replica.loss}) : momentum.Minimize(root, replica.loss);
+    Operation init = GlobalVariablesInitializer(root);
+    EXPECT_TRUE(root.ok()) << root.status();
+    ClientSession session(root, rt);
+    EXPECT_TRUE(session.Run({}, {}, {init}, nullptr).ok());
+    for (int k = 0; k < kSteps; ++k) {
+      std::vector<Tensor> xs, ys;
+      for (int r = 0; r < replicas; ++r) {
+        const int rank = distributed ? g_rank : r;
+        xs.push_back(ReplicaX(k, kTasks, rank));
+        ys.push_back(ReplicaY(k, kTasks, rank));
+      }
+      Status s = session.Run({{replica.x, Rows(xs)}, {replica.y, Rows(ys)}}, {}, {step}, nullptr);
+      EXPECT_TRUE(s.ok()) << s;
+      if (!s.ok()) return std::vector<std::vector<Tensor>>();
+    }
+    std::vector<Output> vars = root.GetCollection(kTrainableVariables), checks;
+    for (size_t i = 0; distributed && i < vars.size(); ++i)
+      for (const char* merge : {"Max", "Min"})
+        checks.push_back(ops::CollectiveReduceV2(root, ops::Identity(root, vars[i]), kTasks, 78,
+                                                 static_cast<int>(checks.size()) + 1, {}, merge,
+                                                 "Id"));
+    std::vector<Tensor> mine, extremes;
+    EXPECT_TRUE(session.Run({}, vars, &mine).ok());
+    if (distributed) EXPECT_TRUE(session.Run({}, checks, &extremes).ok());
+    return std::vector<std::vector<Tensor>>{mine, extremes};
+  };
+  auto mine = train(g_runtime, 1, true);
+  ASSERT_EQ(mine.size(), 2u);
+  ASSERT_EQ(mine[0].size(), 3u);
+  ASSERT_EQ(mine[1].size(), 6u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(Values<float>(mine[1][2 * i]), Values<float>(mine[0][i])) << "variable " << i;
+    EXPECT_EQ(Values<float>(mine[1][2 * i + 1]), Values<float>(mine[0][i])) << "variable " << i;
+  }
+  auto want = train(&TestRuntime(), kTasks, false);
+  ASSERT_EQ(want.size(), 2u);
+  for (size_t i = 0; i < 3; ++i) ExpectTensorNear(want[0][i], mine[0][i], 1e-5);
 }
 
 // A failure test's session: a sum over every rank (instance `instance`), after three steps

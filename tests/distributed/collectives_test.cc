@@ -12,6 +12,7 @@
 
 #include "cluster_test_main.h"
 #include "conflux/cc/client_session.h"
+#include "conflux/cc/control_flow.h"
 #include "conflux/cc/distributed.h"
 #include "conflux/cc/ops/standard_ops.h"
 #include "conflux/cc/optimizers.h"
@@ -286,6 +287,235 @@ TEST(Collectives, AGroupOfOneInOneProcessPassesTheValueOn) {
   Reduce(&two, "b", "x", DT_FLOAT, 2, 1, 2, "Add", "Id", "");
   Status s = RunError(two.graph(), {"a:0", "b:0"}, &TestRuntime());
   EXPECT_NE(s.message().find("one member per task"), std::string::npos) << s;
+}
+
+// An all-reduce (sum) of `x` in group 5 over the three tasks.
+Output Sum(const Scope& s, const Output& x, int instance, const std::string& merge = "Add") {
+  return ops::CollectiveReduceV2(s, x, 3, 5, instance, {}, merge, "Id");
+}
+
+// Each task runs a while loop of its own whose body makes two all-reduces, one of which does
+// not depend on the other or on the previous iteration's (so iterations running at once would
+// issue them in different orders on different tasks); one all-reduce feeds the loops and one
+// reads their results. The session runs each loop one iteration at a time, the loops as blocks
+// between the outer calls; the results follow the recurrence computed here.
+TEST(Collectives, AllReducesInsideWhileLoopsPairUpIterationByIteration) {
+  constexpr int kIterations = 4;
+  const float factor[3] = {0.5f, 0.25f, 0.125f};
+  Scope root = Scope::NewRootScope(g_runtime);
+  std::vector<Output> fetches;
+  for (int t = 0; t < 3; ++t) {
+    Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
+    Output pre = Sum(s, ops::Const(s, {t + 1.0f, 2.0f * t}), 1);
+    Output weights = ops::Const(s, {t + 1.0f, 1.0f, -1.0f * t});
+    std::vector<Output> out;
+    WhileLoopOptions options;
+    options.parallel_iterations = 10;
+    Status st = WhileLoop(
+        s, {ops::Const(s, 0), pre, ops::Const(s, {0.0f, 0.0f, 0.0f})},
+        [&](const Scope& c, const std::vector<Output>& v, Output* pred) {
+          *pred = ops::Less(c, v[0], kIterations);
+          return c.status();
+        },
+        [&](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+          Output a = ops::Mul(b, Sum(b, v[1], 2), factor[t]);
+          Output i = ops::Cast(b, v[0], DT_FLOAT);
+          *next = {ops::AddV2(b, v[0], 1), a,
+                   ops::AddV2(b, v[2], Sum(b, ops::Mul(b, i, weights), 3))};
+          return b.status();
+        },
+        &out, options);
+    ASSERT_TRUE(st.ok()) << st;
+    fetches.push_back(Sum(s, out[1], 4));
+    fetches.push_back(out[1]);
+    fetches.push_back(out[2]);
+  }
+  ASSERT_TRUE(root.ok()) << root.status();
+  // The recurrence: a_t <- (sum over tasks of a) * factor_t, from a = pre = {6, 6} everywhere.
+  std::vector<float> a[3];
+  for (int t = 0; t < 3; ++t) a[t] = {6, 6};
+  for (int k = 0; k < kIterations; ++k) {
+    std::vector<float> sum(2, 0.0f);
+    for (int t = 0; t < 3; ++t)
+      for (int j = 0; j < 2; ++j) sum[j] += a[t][j];
+    for (int t = 0; t < 3; ++t)
+      for (int j = 0; j < 2; ++j) a[t][j] = sum[j] * factor[t];
+  }
+  std::vector<float> post(2, 0.0f);
+  for (int t = 0; t < 3; ++t)
+    for (int j = 0; j < 2; ++j) post[j] += a[t][j];
+  // b = sum over iterations i of i * (sum over tasks of weights) = 6 * {6, 3, -3}.
+  const std::vector<float> b = {36, 18, -18};
+  ClientSession session(root, g_runtime);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<Tensor> out;
+    RunMetadata metadata;
+    Status st = session.Run(RunOptions(), {}, fetches, {}, &out, &metadata);
+    ASSERT_TRUE(st.ok()) << st;
+    for (int t = 0; t < 3; ++t) {
+      EXPECT_EQ(Values<float>(out[3 * t]), post) << "task " << t;
+      EXPECT_EQ(Values<float>(out[3 * t + 1]), a[t]) << "task " << t;
+      EXPECT_EQ(Values<float>(out[3 * t + 2]), b) << "task " << t;
+    }
+    int enters = 0;
+    for (const auto& [device, part] : metadata.partition_graphs)
+      for (const NodeDef& n : part.node)
+        if (n.op == "Enter") {
+          ++enters;
+          EXPECT_EQ(n.attr.at("parallel_iterations").i, 1) << n.name << " on " << device;
+        }
+    EXPECT_GE(enters, 3 * 4);
+  }
+}
+
+// The loop runs while any task still wants another iteration: its predicate is an all-reduce
+// (Max) of each task's own wish, so every task runs it as often as the longest, and the
+// predicate's all-reduce pairs up in every test, the last one too.
+TEST(Collectives, ALoopWhosePredicateIsAnAllReduceRunsAsOftenOnEveryTask) {
+  const int wanted[3] = {2, 5, 3};
+  Scope root = Scope::NewRootScope(g_runtime);
+  std::vector<Output> fetches;
+  for (int t = 0; t < 3; ++t) {
+    Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
+    std::vector<Output> out;
+    Status st = WhileLoop(
+        s, {ops::Const(s, 0), ops::Const(s, 0.0f)},
+        [&](const Scope& c, const std::vector<Output>& v, Output* pred) {
+          Output mine = ops::Cast(c, ops::Less(c, v[0], wanted[t]), DT_FLOAT);
+          *pred = ops::Greater(c, Sum(c, mine, 1, "Max"), 0.0f);
+          return c.status();
+        },
+        [&](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+          *next = {ops::AddV2(b, v[0], 1), ops::AddV2(b, v[1], Sum(b, ops::Const(b, 1.0f), 2))};
+          return b.status();
+        },
+        &out);
+    ASSERT_TRUE(st.ok()) << st;
+    fetches.push_back(out[0]);
+    fetches.push_back(out[1]);
+  }
+  ASSERT_TRUE(root.ok()) << root.status();
+  ClientSession session(root, g_runtime);
+  std::vector<Tensor> out;
+  Status st = session.Run({}, fetches, &out);
+  ASSERT_TRUE(st.ok()) << st;
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(out[2 * t].at<int32_t>(0), 5) << "task " << t;
+    EXPECT_EQ(out[2 * t + 1].at<float>(0), 15.0f) << "task " << t;  // 5 iterations x 3 tasks
+  }
+}
+
+// Collectives inside loops that could not pair up are rejected before the step runs.
+TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
+  {  // task 0 reduces inside a loop what task 1 and 2 reduce outside
+    Scope root = Scope::NewRootScope(g_runtime);
+    std::vector<Output> fetches;
+    for (int t = 0; t < 3; ++t) {
+      Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
+      Output x = ops::Const(s, {1.0f});
+      if (t > 0) {
+        fetches.push_back(Sum(s, x, 1));
+        continue;
+      }
+      std::vector<Output> out;
+      ASSERT_TRUE(WhileLoop(
+                      s, {ops::Const(s, 0), x},
+                      [](const Scope& c, const std::vector<Output>& v, Output* pred) {
+                        *pred = ops::Less(c, v[0], 1);
+                        return c.status();
+                      },
+                      [](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+                        *next = {ops::AddV2(b, v[0], 1), Sum(b, v[1], 1)};
+                        return b.status();
+                      },
+                      &out)
+                      .ok());
+      fetches.push_back(out[1]);
+    }
+    ClientSession session(root, g_runtime);
+    std::vector<Tensor> out;
+    Status st = session.Run({}, fetches, &out);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+    EXPECT_NE(st.message().find("do not sit in the same while loops"), std::string::npos) << st;
+    EXPECT_NE(st.message().find("(5:1)"), std::string::npos) << st;
+  }
+  // A loop in one process whose body holds groups of one: "in_branch" in a Cond, "in_body" on
+  // the loop variable, and "invariant" on values from outside the loop only (which the builder
+  // ties to the loop's body with a control edge, as TensorFlow's does).
+  Scope root = Scope::NewRootScope(&TestRuntime());
+  Output outside = ops::Const(root, {0.5f});
+  Output size = ops::Const(root, 1), key = ops::Const(root, 9), instance = ops::Const(root, 3);
+  std::vector<Output> out;
+  ASSERT_TRUE(WhileLoop(
+                  root, {ops::Const(root, 0), ops::Const(root, {1.0f})},
+                  [](const Scope& c, const std::vector<Output>& v, Output* pred) {
+                    *pred = ops::Less(c, v[0], 3);
+                    return c.status();
+                  },
+                  [&](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+                    std::vector<Output> merged;
+                    CFX_RETURN_IF_ERROR(Cond(
+                        b, ops::Less(b, v[0], 1),
+                        [&](const Scope& y, std::vector<Output>* r) {
+                          *r = {ops::CollectiveReduceV2(y.WithOpName("in_branch"), v[1], 1, 9, 2,
+                                                        {}, "Add", "Id")};
+                          return y.status();
+                        },
+                        [&](const Scope& n, std::vector<Output>* r) {
+                          *r = {ops::Identity(n, v[1])};
+                          return n.status();
+                        },
+                        &merged));
+                    Output body = ops::CollectiveReduceV2(b.WithOpName("in_body"), merged[0], 1, 9,
+                                                          1, {}, "Add", "Id");
+                    Output invariant = ops::CollectiveReduceV2(
+                        b.WithOpName("invariant"), outside, size, key, instance, {}, "Add", "Id");
+                    *next = {ops::AddV2(b, v[0], 1), ops::AddV2(b, body, invariant)};
+                    return b.status();
+                  },
+                  &out)
+                  .ok())
+      << root.status();
+  GraphDef g;
+  ASSERT_TRUE(root.ToGraphDef(&g).ok()) << root.status();
+  auto node = [&](const std::string& name) -> NodeDef& {
+    for (NodeDef& n : g.node)
+      if (n.name.size() >= name.size() &&
+          n.name.compare(n.name.size() - name.size(), name.size(), name) == 0)
+        return n;
+    ADD_FAILURE() << "no node " << name;
+    return g.node[0];
+  };
+  {  // a collective in a conditional branch inside the loop
+    Status s = RunError(g, {out[1].name()}, &TestRuntime());
+    EXPECT_NE(s.message().find("in_branch"), std::string::npos) << s;
+    EXPECT_NE(s.message().find("conditional branch"), std::string::npos) << s;
+  }
+  // Without the branch's collective the loop runs: groups of one pass their values on.
+  NodeDef& branch = node("/in_branch");
+  branch.op = "Identity";
+  branch.input.resize(1);
+  branch.attr = {{"T", Type(DT_FLOAT)}};
+  {
+    auto session = NewSession(g, &TestRuntime());
+    ASSERT_NE(session, nullptr);
+    std::vector<Tensor> values;
+    Status s = session->Run({}, {out[1].name()}, {}, &values);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(Values<float>(values[0]), (std::vector<float>{2.5f}));  // 1 + 3 x 0.5
+  }
+  // Without its control edge from the body (a GraphDef from another builder may lack it),
+  // "invariant" would also run in the test that ends the loop.
+  NodeDef& invariant = node("/invariant");
+  std::vector<std::string> data;
+  for (const std::string& in : invariant.input)
+    if (in[0] != '^') data.push_back(in);
+  ASSERT_LT(data.size(), invariant.input.size());
+  invariant.input = data;
+  Status s = RunError(g, {out[1].name()}, &TestRuntime());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("invariant"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("neither runs in its body"), std::string::npos) << s;
 }
 
 // Trains the model data-parallel over the three tasks of `rt`'s cluster for kSteps (replica r

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -21,10 +22,18 @@ struct Member {
 
 std::string Where(const Node& n) { return "node " + n.name() + " (op " + n.op() + ")"; }
 
-// The value of a scalar int32 input that comes from a Const node.
+// The value of a scalar int32 input that comes from a Const node, directly or through the
+// Identity nodes and loop-invariant Enter nodes that carry it into loops.
 StatusOr<int32_t> ConstInput(const Node& n, int index, const char* what) {
   const Edge* e = n.in_data_edges()[index];
   const Node* src = e != nullptr ? e->src : nullptr;
+  auto carries = [](const Node& c) {
+    const AttrValue* constant = c.attr("is_constant");
+    return c.op() == "Identity" || (IsEnter(c) && constant != nullptr && constant->b);
+  };
+  while (src != nullptr && carries(*src) && !src->in_data_edges().empty() &&
+         src->in_data_edges()[0] != nullptr)
+    src = src->in_data_edges()[0]->src;
   const AttrValue* value = src != nullptr && src->op() == "Const" ? src->attr("value") : nullptr;
   if (value == nullptr || value->tensor.dtype() != DT_INT32 || value->tensor.num_elements() != 1)
     return errors::InvalidArgument(
@@ -34,33 +43,133 @@ StatusOr<int32_t> ConstInput(const Node& n, int index, const char* what) {
   return value->tensor.at<int32_t>(0);
 }
 
-// Nodes that may not run in every step that runs their graph: inside a while loop, or after a
-// Switch on a path that no Merge closes.
-Status CheckUnconditional(const Graph& graph, const std::vector<Member>& members) {
-  bool loops = false, switches = false;
-  for (const auto& n : graph.nodes()) {
-    loops |= IsEnter(*n);
-    switches |= ControlFlowOpOf(n->op()) == ControlFlowOp::kSwitch;
+// A while loop's Switch: its predicate is the loop's LoopCond.
+bool IsLoopSwitch(const Node& n) {
+  if (ControlFlowOpOf(n.op()) != ControlFlowOp::kSwitch) return false;
+  const auto& in = n.in_data_edges();
+  return in.size() > 1 && in[1] != nullptr &&
+         ControlFlowOpOf(in[1]->src->op()) == ControlFlowOp::kLoopCond;
+}
+
+// A while loop's Merge: one of its inputs comes back from a NextIteration.
+bool IsLoopMerge(const Node& n) {
+  if (!IsMerge(n)) return false;
+  for (const Edge* e : n.in_data_edges())
+    if (e != nullptr && IsLoopBackEdge(*e)) return true;
+  return false;
+}
+
+// The loop frames of a graph that holds collectives, and which nodes of each frame are done
+// when the loop ends (its Exit nodes fire), so that calls after the loop can wait for them:
+// those a loop variable leads to through the loop's Switch (dead in the test that ends the loop,
+// as is the body), and those that compute the loop's predicate (done before the test decides).
+// A node that only loop invariants lead to runs in every test, the last one too, and may still
+// be running when the loop ends.
+struct Loops {
+  ControlFlowInfo info;
+  std::vector<std::vector<Node*>> enters, exits;  // per frame
+  std::vector<char> settled;                      // per node id
+
+  static StatusOr<Loops> Build(const Graph& graph) {
+    Loops loops;
+    CFX_ASSIGN_OR_RETURN(loops.info, BuildControlFlowInfo(graph));
+    const ControlFlowInfo& info = loops.info;
+    const int frames = static_cast<int>(info.frames.size());
+    loops.enters.resize(frames);
+    loops.exits.resize(frames);
+    loops.settled.assign(graph.num_nodes(), 0);
+    std::vector<std::vector<const Node*>> switches(frames);
+    for (const auto& n : graph.nodes()) {
+      if (n == nullptr) continue;
+      if (info.entered[n->id()] >= 0) loops.enters[info.entered[n->id()]].push_back(n.get());
+      if (IsExit(*n)) loops.exits[info.frame_of[n->id()]].push_back(n.get());
+      if (IsLoopSwitch(*n)) switches[info.frame_of[n->id()]].push_back(n.get());
+      if (info.frame_of[n->id()] == 0) loops.settled[n->id()] = 1;  // once per step
+    }
+    auto within = [&](const Edge* e, const Node* d, int f) {
+      return e != nullptr && !loops.settled[d->id()] && !IsLoopBackEdge(*e) && !IsExit(*d) &&
+             info.frame_of[d->id()] == f;
+    };
+    // Frames come after their parents, so a frame's Enter nodes are classified before it is.
+    for (int f = 1; f < frames; ++f) {
+      // Switch <- Merge <- Enter: a loop variable that enters from its parent's settled nodes.
+      bool entered = false;
+      std::deque<const Node*> todo;
+      for (const Node* sw : switches[f]) {
+        const Edge* merged = sw->in_data_edges()[0];
+        if (merged == nullptr || !IsMerge(*merged->src)) continue;
+        for (const Edge* e : merged->src->in_data_edges())
+          if (e != nullptr && IsEnter(*e->src) && loops.settled[e->src->id()]) {
+            loops.settled[sw->id()] = 1;
+            todo.push_back(sw);
+            entered = true;
+            break;
+          }
+      }
+      while (!todo.empty()) {
+        const Node* n = todo.front();
+        todo.pop_front();
+        for (const Edge* e : n->out_edges())
+          if (within(e, e->dst, f)) {
+            loops.settled[e->dst->id()] = 1;
+            todo.push_back(e->dst);
+          }
+      }
+      const Node* loop_cond = info.frames[f].loop_cond;
+      if (!entered || loop_cond == nullptr) continue;
+      loops.settled[loop_cond->id()] = 1;
+      todo.push_back(loop_cond);
+      while (!todo.empty()) {
+        const Node* n = todo.front();
+        todo.pop_front();
+        for (const Edge* e : n->in_data_edges())
+          if (e != nullptr && within(e, e->src, f)) {
+            loops.settled[e->src->id()] = 1;
+            todo.push_back(e->src);
+          }
+        for (const Edge* e : n->in_control_edges())
+          if (within(e, e->src, f)) {
+            loops.settled[e->src->id()] = 1;
+            todo.push_back(e->src);
+          }
+      }
+    }
+    return loops;
   }
-  if (loops) {
-    CFX_ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(graph));
+
+  // The child of frame `f` whose subtree holds frame `g` (a descendant of f).
+  int ChildOf(int f, int g) const {
+    while (info.frames[g].parent != f) g = info.frames[g].parent;
+    return g;
+  }
+};
+
+// Collectives must run the same number of times on every member: not in a conditional branch
+// (after a Switch on a path that no Merge closes), and inside a loop on its settled nodes (the
+// loop's trip count itself must be the same on every member; that is the model's).
+Status CheckUnconditional(const Graph& graph, const Loops* loops,
+                          const std::vector<Member>& members) {
+  if (loops != nullptr)
     for (const Member& m : members)
-      if (info.frame_of[m.node->id()] != 0)
+      if (!loops->settled[m.node->id()])
         return errors::InvalidArgument(
-            Where(*m.node), " is inside the while loop '", info.frames[info.frame_of[m.node->id()]].name,
-            "': collectives must run once per step, outside loops");
-  }
-  if (!switches) return Status();
+            Where(*m.node), " is inside the while loop '",
+            loops->info.frames[loops->info.frame_of[m.node->id()]].name,
+            "' but neither runs in its body (after the loop's Switch) nor computes its predicate: "
+            "only values from outside the loop lead to it, so it also runs in the test that ends "
+            "the loop and may still be running when the loop is done; give it an input or a "
+            "control input from the loop's body");
   std::vector<char> conditional(graph.num_nodes(), 0);
   std::deque<const Node*> todo;
   for (const auto& n : graph.nodes())
-    if (ControlFlowOpOf(n->op()) == ControlFlowOp::kSwitch) todo.push_back(n.get());
+    if (n != nullptr && ControlFlowOpOf(n->op()) == ControlFlowOp::kSwitch && !IsLoopSwitch(*n))
+      todo.push_back(n.get());
   while (!todo.empty()) {
     const Node* n = todo.front();
     todo.pop_front();
     for (const Edge* e : n->out_edges()) {
       const Node* d = e->dst;
-      if (conditional[d->id()] || IsMerge(*d) || IsLoopBackEdge(*e)) continue;
+      if (conditional[d->id()] || IsLoopBackEdge(*e) || (IsMerge(*d) && !IsLoopMerge(*d))) continue;
       conditional[d->id()] = 1;
       todo.push_back(d);
     }
@@ -71,6 +180,54 @@ Status CheckUnconditional(const Graph& graph, const std::vector<Member>& members
           Where(*m.node), " runs in a conditional branch (after a Switch): a member that skips a "
           "collective would leave the others waiting; run collectives unconditionally");
   return Status();
+}
+
+// Orders one rank's calls on one communicator (`calls`, sorted by key, all inside frame `f`),
+// returning their nesting, e.g. "1:1 (1:2 (1:3)) 1:4": the calls that run in f, and each child
+// loop holding calls as one block, come one after the other in the order of their first calls,
+// by control edges (into a loop's Enter nodes, out of its Exit nodes). Every loop holding calls
+// runs one iteration at a time (parallel_iterations 1), so its calls follow each other too.
+StatusOr<std::string> OrderCalls(Graph* graph, const Loops* loops, int f,
+                                 const std::vector<const Member*>& calls) {
+  std::vector<std::pair<int, std::vector<const Member*>>> units;  // (child frame or -1, calls)
+  std::map<int, size_t> unit_of_child;
+  for (const Member* m : calls) {
+    const int g = loops != nullptr ? loops->info.frame_of[m->node->id()] : 0;
+    if (g == f) {
+      units.push_back({-1, {m}});
+      continue;
+    }
+    const int child = loops->ChildOf(f, g);
+    auto [it, fresh] = unit_of_child.emplace(child, units.size());
+    if (fresh) units.push_back({child, {}});
+    units[it->second].second.push_back(m);
+  }
+  std::string nesting;
+  std::vector<Node*> previous;  // the nodes that end the previous unit
+  for (auto& [child, unit_calls] : units) {
+    std::vector<Node*> first, last;
+    if (!nesting.empty()) nesting += " ";
+    if (child < 0) {
+      const Member& m = *unit_calls.front();
+      first = last = {m.node};
+      nesting += std::to_string(m.group_key) + ":" + std::to_string(m.instance_key);
+    } else {
+      const std::string& name = loops->info.frames[child].name;
+      first = loops->enters[child];
+      last = loops->exits[child];
+      if (last.empty())
+        return errors::InvalidArgument("the while loop '", name, "' holds collectives (e.g. ",
+                                       Where(*unit_calls.front()->node),
+                                       ") but has no Exit node to order the calls after it by");
+      CFX_ASSIGN_OR_RETURN(std::string inner, OrderCalls(graph, loops, child, unit_calls));
+      nesting += "(" + inner + ")";
+      for (Node* enter : first) graph->SetAttr(enter, "parallel_iterations", AttrValue::Int(1));
+    }
+    for (Node* p : previous)
+      for (Node* n : first) graph->AddControlEdge(p, n);
+    previous = std::move(last);
+  }
+  return nesting;
 }
 
 }  // namespace
@@ -94,7 +251,14 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
     members.push_back(m);
   }
   if (members.empty()) return Status();
-  CFX_RETURN_IF_ERROR(CheckUnconditional(*graph, members));
+  std::optional<Loops> loops;
+  for (const auto& n : graph->nodes())
+    if (n != nullptr && IsEnter(*n)) {
+      CFX_ASSIGN_OR_RETURN(loops, Loops::Build(*graph));
+      break;
+    }
+  const Loops* in_loops = loops ? &*loops : nullptr;
+  CFX_RETURN_IF_ERROR(CheckUnconditional(*graph, in_loops, members));
 
   std::map<int32_t, std::vector<const Member*>> groups;
   for (const Member& m : members) groups[m.group_key].push_back(&m);
@@ -176,13 +340,24 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
       }
     }
   }
+  // The ranks' calls on one communicator must nest alike in loops (in graph, where this graph
+  // holds every rank's).
+  std::map<std::vector<int64_t>, std::pair<int, std::string>> nesting_of;
   for (auto& [where, calls] : chains) {
     std::sort(calls.begin(), calls.end(), [](const Member* a, const Member* b) {
       return std::make_pair(a->group_key, a->instance_key) <
              std::make_pair(b->group_key, b->instance_key);
     });
-    for (size_t i = 1; i < calls.size(); ++i)
-      graph->AddControlEdge(calls[i - 1]->node, calls[i]->node);
+    CFX_ASSIGN_OR_RETURN(std::string nesting, OrderCalls(graph, in_loops, 0, calls));
+    auto [it, fresh] = nesting_of.emplace(where.first, std::make_pair(where.second, nesting));
+    if (!fresh && it->second.second != nesting)
+      return errors::InvalidArgument(
+          "the tasks' collectives over the same tasks do not sit in the same while loops, so "
+          "their calls would not pair up: rank ",
+          it->second.first,
+          " makes (group:instance, a "
+          "loop in parentheses) ",
+          it->second.second, " but rank ", where.second, " makes ", nesting);
   }
   // The order must not contradict the data: instance k+1 may not feed instance k.
   auto order = graph->TopologicalOrder();

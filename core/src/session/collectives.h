@@ -18,12 +18,17 @@ namespace cfx {
 //  - the members of a group (the nodes with its group_key) sit on group_size distinct ranks, and
 //    each instance (group_key, instance_key) has one member per rank, all of one op (a broadcast:
 //    one CollectiveBcastSendV2, the others CollectiveBcastRecvV2), with the same group_size;
-//  - collectives are not inside a while loop or a conditional branch, where a member might skip
-//    a call that the others make.
+//  - collectives are not in a conditional branch, where a member might skip a call that the
+//    others make; inside a while loop, each runs in the loop's body (after its Switch) or
+//    computes the loop's predicate, so it is done when the loop ends.
 // It sets the nodes' _group_ranks (and _root_rank for broadcasts; kernels/collective_attrs.h) and
 // chains each rank's members with control edges in (group_key, instance_key) order, across the
 // groups of the same ranks (which share the transport's communicator), so that every member
-// issues them in the same order. Errors are InvalidArgument naming the nodes.
+// issues them in the same order. A while loop holding members counts as one block in that order,
+// placed at its first member: control edges go into its Enter nodes and out of its Exit nodes,
+// and it runs one iteration at a time (its Enter nodes' parallel_iterations becomes 1), as do the
+// loops around it. Every member must run the loop as many times (the model's business). Errors
+// are InvalidArgument naming the nodes.
 //
 // Between-graph replication (`replica_tasks` > 0, the number of tasks): the graph is this
 // process's own, and the other members are in the other ranks' graphs. Every group then spans
