@@ -439,6 +439,34 @@ TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
     EXPECT_NE(st.message().find("do not sit in the same while loops"), std::string::npos) << st;
     EXPECT_NE(st.message().find("(5:1)"), std::string::npos) << st;
   }
+  {  // instance 3 feeds a loop whose body holds instance 2: the loop's block comes first
+    Scope root = Scope::NewRootScope(g_runtime);
+    std::vector<Output> fetches;
+    for (int t = 0; t < 3; ++t) {
+      Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
+      std::vector<Output> out;
+      ASSERT_TRUE(WhileLoop(
+                      s, {ops::Const(s, 0), Sum(s, ops::Const(s, {1.0f}), 3)},
+                      [](const Scope& c, const std::vector<Output>& v, Output* pred) {
+                        *pred = ops::Less(c, v[0], 2);
+                        return c.status();
+                      },
+                      [](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+                        *next = {ops::AddV2(b, v[0], 1), Sum(b, v[1], 2)};
+                        return b.status();
+                      },
+                      &out)
+                      .ok());
+      fetches.push_back(out[1]);
+    }
+    ClientSession session(root, g_runtime);
+    std::vector<Tensor> out;
+    Status st = session.Run({}, fetches, &out);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
+    EXPECT_NE(st.message().find("feeds a while loop whose first collective comes before it"),
+              std::string::npos)
+        << st;
+  }
   // A loop in one process whose body holds groups of one: "in_branch" in a Cond, "in_body" on
   // the loop variable, and "invariant" on values from outside the loop only (which the builder
   // ties to the loop's body with a control edge, as TensorFlow's does).

@@ -365,7 +365,8 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
     return errors::InvalidArgument(
         "the collectives' (group_key, instance_key) order contradicts their data dependencies (a "
         "collective feeds one with a smaller instance_key in the same group, or with a smaller "
-        "group_key in a group of the same tasks): ",
+        "group_key in a group of the same tasks, or feeds a while loop whose first collective "
+        "comes before it): ",
         order.status().message());
   return Status();
 }
