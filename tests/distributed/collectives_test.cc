@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -405,68 +406,53 @@ TEST(Collectives, ALoopWhosePredicateIsAnAllReduceRunsAsOftenOnEveryTask) {
   }
 }
 
+// A while loop that replaces x by Sum(x, instance) `times` times; its final x.
+Output RepeatedSum(const Scope& s, const Output& x, int times, int instance) {
+  std::vector<Output> out;
+  Status st = WhileLoop(
+      s, {ops::Const(s, 0), x},
+      [times](const Scope& c, const std::vector<Output>& v, Output* pred) {
+        *pred = ops::Less(c, v[0], times);
+        return c.status();
+      },
+      [instance](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+        *next = {ops::AddV2(b, v[0], 1), Sum(b, v[1], instance)};
+        return b.status();
+      },
+      &out);
+  EXPECT_TRUE(st.ok()) << st;
+  return out[1];
+}
+
 // Collectives inside loops that could not pair up are rejected before the step runs.
 TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
-  {  // task 0 reduces inside a loop what task 1 and 2 reduce outside
+  // Builds each task's part of a graph with `build`, runs it: the error.
+  auto run = [](const std::function<Output(const Scope&, int)>& build) {
     Scope root = Scope::NewRootScope(g_runtime);
     std::vector<Output> fetches;
-    for (int t = 0; t < 3; ++t) {
-      Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
-      Output x = ops::Const(s, {1.0f});
-      if (t > 0) {
-        fetches.push_back(Sum(s, x, 1));
-        continue;
-      }
-      std::vector<Output> out;
-      ASSERT_TRUE(WhileLoop(
-                      s, {ops::Const(s, 0), x},
-                      [](const Scope& c, const std::vector<Output>& v, Output* pred) {
-                        *pred = ops::Less(c, v[0], 1);
-                        return c.status();
-                      },
-                      [](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
-                        *next = {ops::AddV2(b, v[0], 1), Sum(b, v[1], 1)};
-                        return b.status();
-                      },
-                      &out)
-                      .ok());
-      fetches.push_back(out[1]);
-    }
+    for (int t = 0; t < 3; ++t)
+      fetches.push_back(
+          build(root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]), t));
     ClientSession session(root, g_runtime);
     std::vector<Tensor> out;
     Status st = session.Run({}, fetches, &out);
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
-    EXPECT_NE(st.message().find("do not sit in the same while loops"), std::string::npos) << st;
-    EXPECT_NE(st.message().find("(5:1)"), std::string::npos) << st;
-  }
-  {  // instance 3 feeds a loop whose body holds instance 2: the loop's block comes first
-    Scope root = Scope::NewRootScope(g_runtime);
-    std::vector<Output> fetches;
-    for (int t = 0; t < 3; ++t) {
-      Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
-      std::vector<Output> out;
-      ASSERT_TRUE(WhileLoop(
-                      s, {ops::Const(s, 0), Sum(s, ops::Const(s, {1.0f}), 3)},
-                      [](const Scope& c, const std::vector<Output>& v, Output* pred) {
-                        *pred = ops::Less(c, v[0], 2);
-                        return c.status();
-                      },
-                      [](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
-                        *next = {ops::AddV2(b, v[0], 1), Sum(b, v[1], 2)};
-                        return b.status();
-                      },
-                      &out)
-                      .ok());
-      fetches.push_back(out[1]);
-    }
-    ClientSession session(root, g_runtime);
-    std::vector<Tensor> out;
-    Status st = session.Run({}, fetches, &out);
-    EXPECT_EQ(st.code(), Code::kInvalidArgument) << st;
-    EXPECT_NE(st.message().find("feeds a while loop whose first collective comes before it"),
-              std::string::npos)
-        << st;
-  }
+    return st;
+  };
+  // Task 0 reduces inside a loop what tasks 1 and 2 reduce outside.
+  Status st = run([](const Scope& s, int t) {
+    Output x = ops::Const(s, {1.0f});
+    return t > 0 ? Sum(s, x, 1) : RepeatedSum(s, x, 1, 1);
+  });
+  EXPECT_NE(st.message().find("do not sit in the same while loops"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("(5:1)"), std::string::npos) << st;
+  // Instance 3 feeds a loop whose body holds instance 2: the loop's block comes first.
+  st = run(
+      [](const Scope& s, int) { return RepeatedSum(s, Sum(s, ops::Const(s, {1.0f}), 3), 2, 2); });
+  EXPECT_NE(st.message().find("feeds a while loop whose first collective comes before it"),
+            std::string::npos)
+      << st;
+
   // A loop in one process whose body holds groups of one: "in_branch" in a Cond, "in_body" on
   // the loop variable, and "invariant" on values from outside the loop only (which the builder
   // ties to the loop's body with a control edge, as TensorFlow's does).
