@@ -1,8 +1,10 @@
-// What the example programs share: the progress bar's pieces and the runtime from --config.
+// What the example programs share: the progress bar's pieces, the runtime from --config and
+// the task a process runs.
 #ifndef CONFLUX_EXAMPLES_COMMON_CONSOLE_H_
 #define CONFLUX_EXAMPLES_COMMON_CONSOLE_H_
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -31,6 +33,13 @@ inline cfx::StatusOr<std::unique_ptr<cfx::Runtime>> RuntimeFromConfig(const std:
                              : cfx::Config::FromFile(path);
   if (!config.ok()) return config.status();
   return cfx::Runtime::Create(*config);
+}
+
+// The index of the task this process runs ("/job:worker/replica:0/task:1" -> 1; 0 without a
+// cluster).
+inline int TaskIndex(const cfx::Runtime& runtime) {
+  const std::string& task = runtime.task_name();
+  return std::atoi(task.substr(task.rfind(':') + 1).c_str());
 }
 
 }  // namespace examples

@@ -205,7 +205,8 @@ AddingBatch MakeAddingBatch(int64_t batch, int64_t min_len, int64_t max_len, int
   return b;
 }
 
-cfx::StatusOr<AddingModel> BuildAddingModel(const Scope& scope, const AddingModelOptions& options) {
+cfx::StatusOr<AddingModel> BuildAddingReplica(const Scope& scope,
+                                              const AddingModelOptions& options) {
   CFX_RETURN_IF_ERROR(scope.status());
   AddingModel m;
   m.inputs = ops::Placeholder(
@@ -230,7 +231,11 @@ cfx::StatusOr<AddingModel> BuildAddingModel(const Scope& scope, const AddingMode
                                kAccuracyTolerance);
   m.accuracy = ops::Mean(scope, ops::Cast(scope, hit, cfx::DT_FLOAT), 0);
   CFX_RETURN_IF_ERROR(scope.status());
+  return m;
+}
 
+cfx::StatusOr<AddingModel> BuildAddingModel(const Scope& scope, const AddingModelOptions& options) {
+  CFX_ASSIGN_OR_RETURN(AddingModel m, BuildAddingReplica(scope, options));
   // The gradient runs backwards through the loop: a backward WhileLoop with stacks.
   cfx::AdamOptimizer adam(options.learning_rate);
   m.train = adam.Minimize(scope, m.loss, {}, cfx::GlobalStep(scope));

@@ -125,6 +125,12 @@ inline constexpr float kAccuracyTolerance = 0.04f;
 cfx::StatusOr<AddingModel> BuildAddingModel(const cfx::Scope& scope,
                                             const AddingModelOptions& options);
 
+// The same model without its training step (`train` is left empty; options.learning_rate is
+// not used): a replica for data-parallel training, whose optimizer averages the replicas'
+// gradients (conflux/cc/distributed.h).
+cfx::StatusOr<AddingModel> BuildAddingReplica(const cfx::Scope& scope,
+                                              const AddingModelOptions& options);
+
 }  // namespace rnn
 
 #endif  // CONFLUX_EXAMPLES_DYNAMIC_RNN_LSTM_H_

@@ -11,7 +11,9 @@
 // to --max-len steps; the loop runs as many iterations as the batch's longest sequence. The
 // held-out batch has a seed no training step uses. --expect-accuracy F exits with 3 unless the
 // held-out accuracy reaches F; --expect-loss-drop F exits with 3 unless the mean loss of the last
-// 10 steps is below (1 - F) times that of the first 10 (for ctest).
+// 10 steps is below (1 - F) times that of the first 10 (for ctest). With a cluster config
+// (mpirun -n 2 ... --config config/examples/cluster-2.yaml) it trains data-parallel, one replica
+// per worker task on its share of --batch.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +23,9 @@
 
 #include "../common/console.h"
 #include "conflux/cc/client_session.h"
+#include "conflux/cc/distributed.h"
+#include "conflux/cc/ops/standard_ops.h"
+#include "conflux/cc/optimizers.h"
 #include "conflux/cc/variables.h"
 #include "conflux/config.h"
 #include "conflux/runtime.h"
@@ -99,6 +104,7 @@ constexpr uint64_t kHeldOut = 0xffffffffu;
 
 using examples::Bar;
 using examples::Duration;
+namespace ops = cfx::ops;
 
 int Fail(const cfx::Status& s) {
   std::fprintf(stderr, "\ndynamic_rnn: %s\n", s.ToString().c_str());
@@ -114,37 +120,77 @@ int Run(const Flags& flags) {
   AddingModelOptions options;
   options.units = flags.hidden;
   options.time_steps = flags.max_len;
-  options.learning_rate = flags.lr;
   options.seed = static_cast<int64_t>(flags.seed);
   options.swap_memory = flags.swap_memory;
-  auto model = BuildAddingModel(root, options);
-  if (!model.ok()) return Fail(model.status());
+  // One replica per worker task of a cluster (one without; between graphs, this task's), each
+  // on its share of the batch; their gradients, which come out of the loop's backward loop, are
+  // averaged by all-reduce.
+  cfx::DataParallel dp(root);
+  const int replicas = dp.num_replicas(), members = dp.group_size();
+  const int first_member = replicas < members ? examples::TaskIndex(*rt) : 0;
+  if (flags.batch % members != 0)
+    return Fail(cfx::errors::InvalidArgument("--batch ", flags.batch, " is not a multiple of the ",
+                                             members, " replicas"));
+  std::vector<AddingModel> models;
+  std::vector<cfx::Output> losses;
+  cfx::InputList loss_list, accuracy_list;
+  for (int r = 0; r < replicas; ++r) {
+    auto model = BuildAddingReplica(dp.ReplicaScope(r), options);
+    if (!model.ok()) return Fail(model.status());
+    models.push_back(*model);
+    losses.push_back(model->loss);
+    loss_list.push_back(model->loss);
+    accuracy_list.push_back(model->accuracy);
+  }
+  cfx::AdamOptimizer adam(flags.lr);
+  cfx::DistributedOptimizer optimizer(&adam, dp);
+  cfx::Operation train = optimizer.Minimize(root, losses, cfx::GlobalStep(root));
+  // The step's loss and accuracy: means over this process's replicas.
+  cfx::Output loss = ops::Mean(root, ops::Pack(root, loss_list), 0);
+  cfx::Output accuracy = ops::Mean(root, ops::Pack(root, accuracy_list), 0);
   cfx::Operation init = cfx::GlobalVariablesInitializer(root);
+  cfx::Operation sync = dp.BroadcastVariables(root);
   if (!root.ok()) return Fail(root.status());
 
   cfx::ClientSession session(root, rt);
   cfx::Status s = session.Run({}, {}, {init}, nullptr);
+  if (s.ok()) s = session.Run({}, {}, {sync}, nullptr);  // every replica starts from replica 0's
   if (!s.ok()) return Fail(s);
-  std::printf("adding problem: lengths %lld..%lld, LSTM %lld units, batch %lld, Adam %g\n",
-              static_cast<long long>(flags.min_len), static_cast<long long>(flags.max_len),
-              static_cast<long long>(flags.hidden), static_cast<long long>(flags.batch), flags.lr);
+  const bool report = dp.is_chief();
+  if (report) {
+    std::printf("adding problem: lengths %lld..%lld, LSTM %lld units, batch %lld, Adam %g\n",
+                static_cast<long long>(flags.min_len), static_cast<long long>(flags.max_len),
+                static_cast<long long>(flags.hidden), static_cast<long long>(flags.batch),
+                flags.lr);
+    if (members > 1)
+      std::printf("data-parallel over %d tasks, %lld examples each per step\n", members,
+                  static_cast<long long>(flags.batch / members));
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> losses;
+  std::vector<double> step_losses;
   double loss_avg = 0, acc_avg = 0;
   std::vector<cfx::Tensor> out;
   for (int64_t step = 0; step < flags.steps; ++step) {
-    const AddingBatch b = MakeAddingBatch(flags.batch, flags.min_len, flags.max_len, flags.max_len,
-                                          BatchSeed(flags.seed, step));
-    s = session.Run(
-        {{model->inputs, b.inputs}, {model->lengths, b.lengths}, {model->targets, b.targets}},
-        {model->loss, model->accuracy}, {model->train}, &out);
+    // Member m's share of the step's batch; one process alone draws the whole batch from
+    // BatchSeed(--seed, step).
+    cfx::ClientSession::FeedType feeds;
+    for (int r = 0; r < replicas; ++r) {
+      const uint64_t member = static_cast<uint64_t>(first_member + r);
+      const AddingBatch b =
+          MakeAddingBatch(flags.batch / members, flags.min_len, flags.max_len, flags.max_len,
+                          BatchSeed(flags.seed + (member << 16), step));
+      feeds.emplace_back(models[r].inputs, b.inputs);
+      feeds.emplace_back(models[r].lengths, b.lengths);
+      feeds.emplace_back(models[r].targets, b.targets);
+    }
+    s = session.Run(feeds, {loss, accuracy}, {train}, &out);
     if (!s.ok()) return Fail(s);
-    const double loss = out[0].at<float>(0), acc = out[1].at<float>(0);
-    losses.push_back(loss);
+    const double step_loss = out[0].at<float>(0), acc = out[1].at<float>(0);
+    step_losses.push_back(step_loss);
     const double a = step == 0 ? 0 : 0.95;
-    loss_avg = a * loss_avg + (1 - a) * loss;
+    loss_avg = a * loss_avg + (1 - a) * step_loss;
     acc_avg = a * acc_avg + (1 - a) * acc;
-    if ((step + 1) % 10 == 0 || step + 1 == flags.steps) {
+    if (report && ((step + 1) % 10 == 0 || step + 1 == flags.steps)) {
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double rate = (step + 1) * flags.batch / std::max(secs, 1e-9);
@@ -155,41 +201,46 @@ int Run(const Flags& flags) {
                    acc_avg, rate, Duration(eta).c_str());
     }
   }
-  std::fprintf(stderr, "\n");
   const double train_secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("trained %lld steps in %s (%.1f ms/step)\n", static_cast<long long>(flags.steps),
-              Duration(train_secs).c_str(), 1e3 * train_secs / flags.steps);
+  if (report) {
+    std::fprintf(stderr, "\n");
+    std::printf("trained %lld steps in %s (%.1f ms/step)\n", static_cast<long long>(flags.steps),
+                Duration(train_secs).c_str(), 1e3 * train_secs / flags.steps);
+  }
 
+  // Every replica holds the same variables: replica 0 evaluates.
   const AddingBatch held_out = MakeAddingBatch(flags.eval_batch, flags.min_len, flags.max_len,
                                                flags.max_len, BatchSeed(flags.seed, kHeldOut));
-  s = session.Run({{model->inputs, held_out.inputs},
-                   {model->lengths, held_out.lengths},
-                   {model->targets, held_out.targets}},
-                  {model->loss, model->accuracy}, &out);
+  s = session.Run({{models[0].inputs, held_out.inputs},
+                   {models[0].lengths, held_out.lengths},
+                   {models[0].targets, held_out.targets}},
+                  {models[0].loss, models[0].accuracy}, &out);
   if (!s.ok()) return Fail(s);
-  const double accuracy = out[1].at<float>(0);
-  std::printf("held-out (%lld examples): mse %.6f accuracy %.4f (|prediction - target| < %.2f)\n",
-              static_cast<long long>(flags.eval_batch), out[0].at<float>(0), accuracy,
-              kAccuracyTolerance);
+  const double held_out_accuracy = out[1].at<float>(0);
+  if (report)
+    std::printf("held-out (%lld examples): mse %.6f accuracy %.4f (|prediction - target| < %.2f)\n",
+                static_cast<long long>(flags.eval_batch), out[0].at<float>(0), held_out_accuracy,
+                kAccuracyTolerance);
 
   int rc = 0;
   if (flags.expect_loss_drop > 0) {
-    const size_t k = std::min<size_t>(10, losses.size() / 2);
+    const size_t k = std::min<size_t>(10, step_losses.size() / 2);
     double first = 0, last = 0;
     for (size_t i = 0; i < k; ++i) {
-      first += losses[i] / k;
-      last += losses[losses.size() - 1 - i] / k;
+      first += step_losses[i] / k;
+      last += step_losses[step_losses.size() - 1 - i] / k;
     }
-    std::printf("mean loss: first %zu steps %.5f, last %zu steps %.5f\n", k, first, k, last);
+    if (report)
+      std::printf("mean loss: first %zu steps %.5f, last %zu steps %.5f\n", k, first, k, last);
     if (k == 0 || !(last < (1 - flags.expect_loss_drop) * first)) {
       std::fprintf(stderr, "dynamic_rnn: the loss did not fall by %.0f%%\n",
                    100 * flags.expect_loss_drop);
       rc = 3;
     }
   }
-  if (flags.expect_accuracy >= 0 && !(accuracy >= flags.expect_accuracy)) {
-    std::fprintf(stderr, "dynamic_rnn: held-out accuracy %.4f is below %.4f\n", accuracy,
+  if (flags.expect_accuracy >= 0 && !(held_out_accuracy >= flags.expect_accuracy)) {
+    std::fprintf(stderr, "dynamic_rnn: held-out accuracy %.4f is below %.4f\n", held_out_accuracy,
                  flags.expect_accuracy);
     rc = 3;
   }

@@ -176,9 +176,7 @@ int Run(const Flags& flags) {
   const int replicas = dp.num_replicas(), members = dp.group_size();
   const bool chief = dp.is_chief();
   // Between graphs each rank shuffles the training set with a seed of its own.
-  const std::string task = rt->task_name();
-  const int shuffle_offset =
-      replicas < members ? std::atoi(task.substr(task.rfind(':') + 1).c_str()) : 0;
+  const int shuffle_offset = replicas < members ? examples::TaskIndex(*rt) : 0;
   // Input: train files -> shuffle queue -> batches.
   cfx::Scope input = root.NewSubScope("input");
   IdxReader train = ReadIdx(input, data + "train-images-idx3-ubyte.gz",
