@@ -565,6 +565,56 @@ TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
   EXPECT_NE(s.message().find("neither runs in its body"), std::string::npos) << s;
 }
 
+// Nested loops: each task's outer loop (2 iterations) runs an inner loop of three all-reduces,
+// then an all-reduce of the inner loop's result and one that depends only on the outer
+// iteration. The session orders the inner loop as a block within each outer iteration and runs
+// both loops one iteration at a time.
+TEST(Collectives, AllReducesInNestedLoopsPairUp) {
+  const float factor[3] = {1.0f, 0.5f, 0.25f};
+  Scope root = Scope::NewRootScope(g_runtime);
+  std::vector<Output> fetches;
+  for (int t = 0; t < 3; ++t) {
+    Scope s = root.NewSubScope("task" + std::to_string(t)).WithDevice(kTask[t]);
+    Output w = ops::Const(s, t + 1.0f);
+    std::vector<Output> out;
+    Status st = WhileLoop(
+        s, {ops::Const(s, 0), ops::Const(s, {t + 1.0f}), ops::Const(s, 0.0f)},
+        [](const Scope& c, const std::vector<Output>& v, Output* pred) {
+          *pred = ops::Less(c, v[0], 2);
+          return c.status();
+        },
+        [&](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
+          Output inner = RepeatedSum(b, v[1], 3, 2);
+          Output z = Sum(b, ops::Mul(b, ops::Cast(b, v[0], DT_FLOAT), w), 4);
+          *next = {ops::AddV2(b, v[0], 1), ops::Mul(b, Sum(b, inner, 3), factor[t]),
+                   ops::AddV2(b, v[2], z)};
+          return b.status();
+        },
+        &out);
+    ASSERT_TRUE(st.ok()) << st;
+    fetches.push_back(out[1]);
+    fetches.push_back(out[2]);
+  }
+  ASSERT_TRUE(root.ok()) << root.status();
+  float x[3] = {1, 2, 3};
+  for (int j = 0; j < 2; ++j) {
+    for (int k = 0; k < 4; ++k) {  // three in the inner loop, one after it
+      const float sum = x[0] + x[1] + x[2];
+      for (int t = 0; t < 3; ++t) x[t] = k < 3 ? sum : sum * factor[t];
+    }
+  }
+  ClientSession session(root, g_runtime);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Tensor> out;
+    Status st = session.Run({}, fetches, &out);
+    ASSERT_TRUE(st.ok()) << st;
+    for (int t = 0; t < 3; ++t) {
+      EXPECT_EQ(Values<float>(out[2 * t]), std::vector<float>{x[t]}) << "task " << t;
+      EXPECT_EQ(out[2 * t + 1].at<float>(0), 6.0f) << "task " << t;  // (0 + 1) x (1 + 2 + 3)
+    }
+  }
+}
+
 // Trains the model data-parallel over the three tasks of `rt`'s cluster for kSteps (replica r
 // on its own batches, replica 0's initial values broadcast to the others) and one process on
 // the three batches at once; returns (every replica's variables, the one process's).
