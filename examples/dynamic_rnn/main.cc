@@ -133,21 +133,21 @@ int Run(const Flags& flags) {
                                              members, " replicas"));
   std::vector<AddingModel> models;
   std::vector<cfx::Output> losses;
-  cfx::InputList loss_list, accuracy_list;
+  cfx::InputList accuracies;
   for (int r = 0; r < replicas; ++r) {
     auto model = BuildAddingReplica(dp.ReplicaScope(r), options);
     if (!model.ok()) return Fail(model.status());
     models.push_back(*model);
     losses.push_back(model->loss);
-    loss_list.push_back(model->loss);
-    accuracy_list.push_back(model->accuracy);
+    accuracies.push_back(model->accuracy);
   }
   cfx::AdamOptimizer adam(flags.lr);
   cfx::DistributedOptimizer optimizer(&adam, dp);
   cfx::Operation train = optimizer.Minimize(root, losses, cfx::GlobalStep(root));
   // The step's loss and accuracy: means over this process's replicas.
-  cfx::Output loss = ops::Mean(root, ops::Pack(root, loss_list), 0);
-  cfx::Output accuracy = ops::Mean(root, ops::Pack(root, accuracy_list), 0);
+  cfx::Output loss =
+      ops::Mean(root, ops::Pack(root, cfx::InputList(losses.begin(), losses.end())), 0);
+  cfx::Output accuracy = ops::Mean(root, ops::Pack(root, accuracies), 0);
   cfx::Operation init = cfx::GlobalVariablesInitializer(root);
   cfx::Operation sync = dp.BroadcastVariables(root);
   if (!root.ok()) return Fail(root.status());

@@ -195,10 +195,14 @@ void StagingArea::Free(uint64_t unit, uint64_t units) {
   free_[unit] = units;
 }
 
+const StagingArea::Segment* StagingArea::Mapped(int source) const {
+  if (source < 0 || source >= static_cast<int>(peers_.size())) return nullptr;
+  return peers_[source].base != nullptr ? &peers_[source] : nullptr;
+}
+
 sdk::Status StagingArea::Take(int source, int64_t offset, uint64_t bytes, void* out) {
-  const Segment* seg =
-      source >= 0 && source < static_cast<int>(peers_.size()) ? &peers_[source] : nullptr;
-  if (seg == nullptr || seg->base == nullptr)
+  const Segment* seg = Mapped(source);
+  if (seg == nullptr)
     return sdk::Internal("mpi transport: a payload from rank ", source,
                          " staged in a shared segment that this rank has not mapped");
   const uint64_t unit = static_cast<uint64_t>(offset) / kUnit;
@@ -214,11 +218,10 @@ sdk::Status StagingArea::Take(int source, int64_t offset, uint64_t bytes, void* 
 }
 
 void StagingArea::Release(int source, int64_t offset) {
-  if (source < 0 || source >= static_cast<int>(peers_.size())) return;
-  const Segment& seg = peers_[source];
+  const Segment* seg = Mapped(source);
   const uint64_t unit = static_cast<uint64_t>(offset) / kUnit;
-  if (seg.base == nullptr || offset < 0 || unit >= seg.units) return;
-  seg.flags()[unit].store(1, std::memory_order_release);
+  if (seg == nullptr || offset < 0 || unit >= seg->units) return;
+  seg->flags()[unit].store(1, std::memory_order_release);
 }
 
 uint64_t StagingArea::TEST_BytesInUse() {

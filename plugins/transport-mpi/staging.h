@@ -82,6 +82,8 @@ class StagingArea {
     char* data() const;
   };
   static uint64_t FlagBytes(uint64_t units);
+  // `source`'s segment when this rank mapped it, else null.
+  const Segment* Mapped(int source) const;
   // Frees the blocks whose receivers are done with them; with mu_ held.
   void Reclaim();
   void Free(uint64_t unit, uint64_t units);  // with mu_ held

@@ -32,6 +32,7 @@
 #include "conflux/config.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
+#include "control_flow_builders.h"
 #include "graph_builder.h"
 #include "kernel_test_util.h"
 #include "replica_model.h"
@@ -300,20 +301,11 @@ Replica BuildRecurrentReplica(const Scope& s, uint64_t seed) {
   auto b = Variable(s.WithOpName("b"), PartialTensorShape({4}), DT_FLOAT, init({4}));
   auto v = Variable(s.WithOpName("v"), PartialTensorShape({4, 2}), DT_FLOAT, init({4, 2}));
   Output wv = ops::Identity(s, w.var), bv = ops::Identity(s, b.var);
-  std::vector<Output> out;
-  Status st = WhileLoop(
-      s, {ops::Const(s, 0), r.x},
-      [](const Scope& c, const std::vector<Output>& l, Output* pred) {
-        *pred = ops::Less(c, l[0], 3);
-        return c.status();
-      },
-      [&](const Scope& c, const std::vector<Output>& l, std::vector<Output>* next) {
-        *next = {ops::AddV2(c, l[0], 1), ops::Tanh(c, ops::Add(c, ops::MatMul(c, l[1], wv), bv))};
-        return c.status();
-      },
-      &out);
-  EXPECT_TRUE(st.ok()) << st;
-  r.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, ops::MatMul(s, out[1], v.var), r.y)), {0, 1});
+  Output h = ForLoop(s, 3, r.x, [&](const Scope& c, const Output&, const Output& l) {
+    return ops::Tanh(c, ops::Add(c, ops::MatMul(c, l, wv), bv));
+  });
+  EXPECT_TRUE(s.ok()) << s.status();
+  r.loss = ops::Mean(s, ops::Square(s, ops::Sub(s, ops::MatMul(s, h, v.var), r.y)), {0, 1});
   return r;
 }
 

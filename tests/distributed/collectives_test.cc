@@ -22,6 +22,7 @@
 #include "conflux/config.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
+#include "control_flow_builders.h"
 #include "graph_builder.h"
 #include "kernel_test_util.h"
 #include "replica_model.h"
@@ -441,20 +442,9 @@ TEST(Collectives, ALoopWhosePredicateIsAnAllReduceRunsAsOftenOnEveryTask) {
 
 // A while loop that replaces x by Sum(x, instance) `times` times; its final x.
 Output RepeatedSum(const Scope& s, const Output& x, int times, int instance) {
-  std::vector<Output> out;
-  Status st = WhileLoop(
-      s, {ops::Const(s, 0), x},
-      [times](const Scope& c, const std::vector<Output>& v, Output* pred) {
-        *pred = ops::Less(c, v[0], times);
-        return c.status();
-      },
-      [instance](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
-        *next = {ops::AddV2(b, v[0], 1), Sum(b, v[1], instance)};
-        return b.status();
-      },
-      &out);
-  EXPECT_TRUE(st.ok()) << st;
-  return out[1];
+  return ForLoop(s, times, x, [instance](const Scope& b, const Output&, const Output& v) {
+    return Sum(b, v, instance);
+  });
 }
 
 // Collectives inside loops that could not pair up are rejected before the step runs.
@@ -492,37 +482,22 @@ TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
   Scope root = Scope::NewRootScope(&TestRuntime());
   Output outside = ops::Const(root, {0.5f});
   Output size = ops::Const(root, 1), key = ops::Const(root, 9), instance = ops::Const(root, 3);
-  std::vector<Output> out;
-  ASSERT_TRUE(WhileLoop(
-                  root, {ops::Const(root, 0), ops::Const(root, {1.0f})},
-                  [](const Scope& c, const std::vector<Output>& v, Output* pred) {
-                    *pred = ops::Less(c, v[0], 3);
-                    return c.status();
-                  },
-                  [&](const Scope& b, const std::vector<Output>& v, std::vector<Output>* next) {
-                    std::vector<Output> merged;
-                    CFX_RETURN_IF_ERROR(Cond(
-                        b, ops::Less(b, v[0], 1),
-                        [&](const Scope& y, std::vector<Output>* r) {
-                          *r = {ops::CollectiveReduceV2(y.WithOpName("in_branch"), v[1], 1, 9, 2,
-                                                        {}, "Add", "Id")};
-                          return y.status();
-                        },
-                        [&](const Scope& n, std::vector<Output>* r) {
-                          *r = {ops::Identity(n, v[1])};
-                          return n.status();
-                        },
-                        &merged));
-                    Output body = ops::CollectiveReduceV2(b.WithOpName("in_body"), merged[0], 1, 9,
-                                                          1, {}, "Add", "Id");
-                    Output invariant = ops::CollectiveReduceV2(
-                        b.WithOpName("invariant"), outside, size, key, instance, {}, "Add", "Id");
-                    *next = {ops::AddV2(b, v[0], 1), ops::AddV2(b, body, invariant)};
-                    return b.status();
-                  },
-                  &out)
-                  .ok())
-      << root.status();
+  Output result = ForLoop(
+      root, 3, ops::Const(root, {1.0f}), [&](const Scope& b, const Output& i, const Output& v) {
+        Output merged = IfElse(
+            b, ops::Less(b, i, 1),
+            [&](const Scope& y) {
+              return ops::CollectiveReduceV2(y.WithOpName("in_branch"), v, 1, 9, 2, {}, "Add",
+                                             "Id");
+            },
+            [&](const Scope& n) { return ops::Identity(n, v); });
+        Output body =
+            ops::CollectiveReduceV2(b.WithOpName("in_body"), merged, 1, 9, 1, {}, "Add", "Id");
+        Output invariant = ops::CollectiveReduceV2(b.WithOpName("invariant"), outside, size, key,
+                                                   instance, {}, "Add", "Id");
+        return ops::AddV2(b, body, invariant);
+      });
+  ASSERT_TRUE(root.ok()) << root.status();
   GraphDef g;
   ASSERT_TRUE(root.ToGraphDef(&g).ok()) << root.status();
   auto node = [&](const std::string& name) -> NodeDef& {
@@ -534,7 +509,7 @@ TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
     return g.node[0];
   };
   {  // a collective in a conditional branch inside the loop
-    Status s = RunError(g, {out[1].name()}, &TestRuntime());
+    Status s = RunError(g, {result.name()}, &TestRuntime());
     EXPECT_NE(s.message().find("in_branch"), std::string::npos) << s;
     EXPECT_NE(s.message().find("conditional branch"), std::string::npos) << s;
   }
@@ -547,7 +522,7 @@ TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
     auto session = NewSession(g, &TestRuntime());
     ASSERT_NE(session, nullptr);
     std::vector<Tensor> values;
-    Status s = session->Run({}, {out[1].name()}, {}, &values);
+    Status s = session->Run({}, {result.name()}, {}, &values);
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(Values<float>(values[0]), (std::vector<float>{2.5f}));  // 1 + 3 x 0.5
   }
@@ -559,7 +534,7 @@ TEST(Collectives, LoopsThatWouldMisorderCollectivesAreRejected) {
     if (in[0] != '^') data.push_back(in);
   ASSERT_LT(data.size(), invariant.input.size());
   invariant.input = data;
-  Status s = RunError(g, {out[1].name()}, &TestRuntime());
+  Status s = RunError(g, {result.name()}, &TestRuntime());
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("invariant"), std::string::npos) << s;
   EXPECT_NE(s.message().find("neither runs in its body"), std::string::npos) << s;

@@ -86,52 +86,41 @@ struct Loops {
       if (IsLoopSwitch(*n)) switches[info.frame_of[n->id()]].push_back(n.get());
       if (info.frame_of[n->id()] == 0) loops.settled[n->id()] = 1;  // once per step
     }
-    auto within = [&](const Edge* e, const Node* d, int f) {
-      return e != nullptr && !loops.settled[d->id()] && !IsLoopBackEdge(*e) && !IsExit(*d) &&
-             info.frame_of[d->id()] == f;
-    };
     // Frames come after their parents, so a frame's Enter nodes are classified before it is.
     for (int f = 1; f < frames; ++f) {
-      // Switch <- Merge <- Enter: a loop variable that enters from its parent's settled nodes.
-      bool entered = false;
       std::deque<const Node*> todo;
+      // Settles `n` (reached over `e`, if any) when it is one of frame f's unsettled nodes.
+      auto settle = [&](const Edge* e, const Node* n) {
+        if ((e != nullptr && IsLoopBackEdge(*e)) || loops.settled[n->id()] || IsExit(*n) ||
+            info.frame_of[n->id()] != f)
+          return;
+        loops.settled[n->id()] = 1;
+        todo.push_back(n);
+      };
+      // Forwards from Switch <- Merge <- Enter: a loop variable that enters from its parent's
+      // settled nodes.
+      bool entered = false;
       for (const Node* sw : switches[f]) {
         const Edge* merged = sw->in_data_edges()[0];
         if (merged == nullptr || !IsMerge(*merged->src)) continue;
         for (const Edge* e : merged->src->in_data_edges())
           if (e != nullptr && IsEnter(*e->src) && loops.settled[e->src->id()]) {
-            loops.settled[sw->id()] = 1;
-            todo.push_back(sw);
+            settle(nullptr, sw);
             entered = true;
             break;
           }
       }
-      while (!todo.empty()) {
-        const Node* n = todo.front();
-        todo.pop_front();
-        for (const Edge* e : n->out_edges())
-          if (within(e, e->dst, f)) {
-            loops.settled[e->dst->id()] = 1;
-            todo.push_back(e->dst);
-          }
-      }
+      for (; !todo.empty(); todo.pop_front())
+        for (const Edge* e : todo.front()->out_edges()) settle(e, e->dst);
+      // Backwards from the LoopCond: the predicate's computation.
       const Node* loop_cond = info.frames[f].loop_cond;
       if (!entered || loop_cond == nullptr) continue;
       loops.settled[loop_cond->id()] = 1;
       todo.push_back(loop_cond);
-      while (!todo.empty()) {
-        const Node* n = todo.front();
-        todo.pop_front();
-        for (const Edge* e : n->in_data_edges())
-          if (e != nullptr && within(e, e->src, f)) {
-            loops.settled[e->src->id()] = 1;
-            todo.push_back(e->src);
-          }
-        for (const Edge* e : n->in_control_edges())
-          if (within(e, e->src, f)) {
-            loops.settled[e->src->id()] = 1;
-            todo.push_back(e->src);
-          }
+      for (; !todo.empty(); todo.pop_front()) {
+        for (const Edge* e : todo.front()->in_data_edges())
+          if (e != nullptr) settle(e, e->src);
+        for (const Edge* e : todo.front()->in_control_edges()) settle(e, e->src);
       }
     }
     return loops;
@@ -354,10 +343,8 @@ Status ResolveCollectives(Graph* graph, const std::vector<Device*>& device_of,
       return errors::InvalidArgument(
           "the tasks' collectives over the same tasks do not sit in the same while loops, so "
           "their calls would not pair up: rank ",
-          it->second.first,
-          " makes (group:instance, a "
-          "loop in parentheses) ",
-          it->second.second, " but rank ", where.second, " makes ", nesting);
+          it->second.first, " makes (group:instance, a loop in parentheses) ", it->second.second,
+          " but rank ", where.second, " makes ", nesting);
   }
   // The order must not contradict the data: instance k+1 may not feed instance k.
   auto order = graph->TopologicalOrder();
