@@ -10,8 +10,13 @@
 //                 [--warmup N] [--top N] [--threads N] [--json] [--config F] [--plugin P]...
 //   conflux graph place GRAPH [--config F] [--plugin P]...
 //   conflux cluster [--config F]
+//   conflux checkpoint ls PREFIX
+//   conflux show SAVED_MODEL_DIR
+//   conflux run SAVED_MODEL_DIR [--tag T[,T]] [--signature S] [--feed KEY=FILE.npy]... [--out DIR]
+//   conflux bench SAVED_MODEL_DIR [--tag T] [--signature S] [--feed KEY=FILE.npy]...
 //   conflux version
 #include <charconv>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -21,6 +26,7 @@
 #include <vector>
 
 #include "bench_command.h"
+#include "checkpoint/checkpoint_list.h"
 #include "cluster_command.h"
 #include "conflux/config.h"
 #include "conflux/graph.h"
@@ -33,6 +39,8 @@
 #include "passes/lower_functions.h"
 #include "passes/placer.h"
 #include "run_command.h"
+#include "saved_model_command.h"
+#include "conflux/saved_model.h"
 #include "runtime/serial_evaluator.h"
 
 namespace cfx {
@@ -66,6 +74,21 @@ constexpr const char* kUsage = R"(usage:
   conflux cluster [--config FILE]
       the cluster the config's cluster: section describes: per MPI rank its task, whether it is
       the chief and the devices it creates, and the mpirun command line that launches it
+  conflux show SAVED_MODEL_DIR
+      a SavedModel's tag sets, signatures (input and output keys, dtypes, shapes) and variables,
+      as saved_model_cli show --all
+  conflux run SAVED_MODEL_DIR [--tag serve] [--signature serving_default]
+              [--feed KEY=FILE.npy]... [--out DIR]
+      loads the SavedModel (variables restored, init op run with its assets), calls the
+      signature with its inputs by key, prints every output; --out writes DIR/<key>.npy
+  conflux bench SAVED_MODEL_DIR [--tag serve] [--signature serving_default]
+                [--feed KEY=FILE.npy]... [--input-shape KEY:D1,D2,...]... [--runs 100]
+                [--warmup 10] [--json]
+      load time, first call, then latency min/median/p90/p99 and calls per second of the
+      signature; inputs not fed are random, of the signature's shape (unknown dims 1)
+  conflux checkpoint ls PREFIX
+      the tensors of a checkpoint (TensorFlow's PREFIX.index + PREFIX.data-*, or PREFIX.cfxckpt):
+      name, dtype and shape of each, as tf.train.list_variables
   conflux version
 options:
   --config FILE   YAML config (default: the built-in config/local.yaml)
@@ -86,6 +109,7 @@ struct Args {
   std::vector<std::string> input_shapes;
   std::string runs = "100", warmup = "10", top = "10", threads;
   bool json = false;
+  std::string tags = "serve", signature = "serving_default";
 };
 
 StatusOr<Args> ParseArgs(int argc, char** argv) {
@@ -129,6 +153,10 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
       CFX_ASSIGN_OR_RETURN(a.top, value("--top"));
     } else if (arg == "--threads") {
       CFX_ASSIGN_OR_RETURN(a.threads, value("--threads"));
+    } else if (arg == "--tag") {
+      CFX_ASSIGN_OR_RETURN(a.tags, value("--tag"));
+    } else if (arg == "--signature") {
+      CFX_ASSIGN_OR_RETURN(a.signature, value("--signature"));
     } else if (arg == "--json") {
       a.json = true;
     } else if (arg == "-h" || arg == "--help") {
@@ -294,6 +322,19 @@ Status GraphPlace(const Runtime& rt, const std::string& path) {
   return Status();
 }
 
+// `conflux checkpoint ls PREFIX`: one line per tensor, "name  dtype  [dims]", as
+// tf.train.list_variables gives them.
+Status CheckpointList(const std::string& prefix) {
+  CFX_ASSIGN_OR_RETURN(std::vector<internal::CheckpointVariable> vars,
+                       internal::ListCheckpoint(prefix));
+  size_t width = 4;
+  for (const auto& v : vars) width = std::max(width, v.name.size());
+  for (const auto& v : vars)
+    std::printf("%-*s  %-10s %s\n", static_cast<int>(width), v.name.c_str(),
+                DataTypeString(v.dtype).c_str(), v.shape.ToString().c_str());
+  return Status();
+}
+
 int Fail(const Status& s) {
   std::fprintf(stderr, "conflux: %s\n", s.ToString().c_str());
   return 1;
@@ -319,6 +360,30 @@ int Main(int argc, char** argv) {
                (pos[1] == "show" || pos[1] == "eval" || pos[1] == "place");
   bool run = pos[0] == "run" && pos.size() == 2;
   bool bench = pos[0] == "bench" && pos.size() == 2;
+  if (pos[0] == "show" && pos.size() == 2) {
+    Status s = ShowSavedModel(pos[1]);
+    return s.ok() ? 0 : Fail(s);
+  }
+  if ((pos[0] == "run" || pos[0] == "bench") && pos.size() == 2 && IsSavedModelDir(pos[1])) {
+    auto rt = MakeRuntime(*args, false);
+    if (!rt.ok()) return Fail(rt.status());
+    SavedModelRequest r{.dir = pos[1],
+                        .tags = args->tags,
+                        .signature = args->signature,
+                        .feeds = args->feeds,
+                        .input_shapes = args->input_shapes,
+                        .out_dir = args->out_dir};
+    r.json = args->json;
+    r.runs = std::atoi(args->runs.c_str());
+    r.warmup = std::atoi(args->warmup.c_str());
+    if (r.runs < 1 || r.warmup < 0) return Fail(errors::InvalidArgument("bad --runs or --warmup"));
+    Status s = pos[0] == "run" ? RunSavedModel(rt->get(), r) : BenchSavedModel(rt->get(), r);
+    return s.ok() ? 0 : Fail(OnOneLine(s));
+  }
+  if (pos[0] == "checkpoint" && pos.size() == 3 && pos[1] == "ls") {
+    Status s = CheckpointList(pos[2]);
+    return s.ok() ? 0 : Fail(s);
+  }
   if (pos[0] == "cluster" && pos.size() == 1) {
     StatusOr<Config> config = LoadConfig(*args);
     if (!config.ok()) return Fail(config.status());

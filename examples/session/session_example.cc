@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   options.trace = true;  // per-node step stats
   cfx::RunMetadata meta;
   if (auto st = s.Run(options, {}, {}, {"save"}, nullptr, &meta); !st.ok()) return Fail(st);
-  std::printf("saved %s/session_example.cfxckpt; the step ran:\n", dir.c_str());
+  std::printf("saved %s/session_example (.index, .data-00000-of-00001); the step ran:\n", dir.c_str());
   for (const auto& device : meta.step_stats.devices)
     for (const auto& n : device.nodes)
       std::printf("  %-8s %-8s %lld us on %s\n", n.node_name.c_str(), n.op.c_str(),

@@ -18,7 +18,6 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::cpu::RegisterLinalgKernels(p);
   cfx::cpu::RegisterAssertPrintKernels(p);
   cfx::cpu::RegisterCheckNumericsKernels(p);
-  cfx::cpu::RegisterCheckpointKernels(p);
   cfx::cpu::RegisterTrainingKernels(p);
   cfx::cpu::RegisterSegmentKernels(p);
   return p.status();

@@ -141,7 +141,7 @@ int SaveWithFault(Model& m, FaultInjectionEnv& env, const fs::path& dir, int pre
   EXPECT_OK(restored.status());
   if (!restored.ok()) return previous;
   EXPECT_EQ(*latest, prefix + "-" + std::to_string(*restored));
-  if (fs::exists(expected_new + ".cfxckpt")) {
+  if (fs::exists(expected_new + ".index")) {
     auto restored_new = m.Restored(expected_new);
     EXPECT_OK(restored_new.status());
     EXPECT_EQ(restored_new.ok() ? *restored_new : -1, step)
@@ -216,7 +216,7 @@ TEST(CheckpointFaults, FullDiskIsResourceExhaustedAndTrainingGoesOn) {
   m.Set(2);
   Status s = m.saver().Save(&m.session(), prefix, 2).status();
   EXPECT_EQ(s.code(), Code::kResourceExhausted) << s;
-  EXPECT_NE(s.message().find(prefix + "-2.cfxckpt"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(prefix + "-2.data-00000-of-00001"), std::string::npos) << s;
   EXPECT_NE(s.message().find("No space left on device"), std::string::npos) << s;
   EXPECT_FALSE(HasTemporaryFiles(dir));
   EXPECT_EQ(LatestCheckpoint(dir.string()).value(), prefix + "-1");

@@ -218,15 +218,21 @@ TEST_F(SaverTest, KeepsTheLastKAndRecordsThemInTheStateFile) {
   ASSERT_OK(s.Run({}, {}, {GlobalVariablesInitializer(m.root)}, nullptr));
   const std::string prefix = (dir_ / "m").string();
   for (int step : {1, 2, 3}) ASSERT_OK(saver.Save(&s, prefix, step).status());
-  EXPECT_FALSE(fs::exists(prefix + "-1.cfxckpt"));
-  EXPECT_TRUE(fs::exists(prefix + "-2.cfxckpt"));
-  EXPECT_TRUE(fs::exists(prefix + "-3.cfxckpt"));
+  EXPECT_FALSE(fs::exists(prefix + "-1.index"));
+  EXPECT_FALSE(fs::exists(prefix + "-1.data-00000-of-00001"));
+  EXPECT_TRUE(fs::exists(prefix + "-2.index"));
+  EXPECT_TRUE(fs::exists(prefix + "-3.index"));
   EXPECT_EQ(LatestCheckpoint(dir_.string()).value(), prefix + "-3");
+  // As TensorFlow's Saver: names relative to the state file's folder (tf.train.latest_checkpoint).
+  std::ifstream state(dir_ / "checkpoint");
+  const std::string text((std::istreambuf_iterator<char>(state)), {});
+  EXPECT_EQ(text, "model_checkpoint_path: \"m-3\"\nall_model_checkpoint_paths: \"m-2\"\n"
+                  "all_model_checkpoint_paths: \"m-3\"\n");
   // A new saver (a resumed process) keeps managing the old files.
   Saver again(m.root, Saver::Options{{}, 2});
   ASSERT_OK(again.Save(&s, prefix, 4).status());
-  EXPECT_FALSE(fs::exists(prefix + "-2.cfxckpt"));
-  EXPECT_TRUE(fs::exists(prefix + "-4.cfxckpt"));
+  EXPECT_FALSE(fs::exists(prefix + "-2.index"));
+  EXPECT_TRUE(fs::exists(prefix + "-4.index"));
 }
 
 TEST_F(SaverTest, MissingStateOrFileIsNotFound) {

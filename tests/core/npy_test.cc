@@ -250,14 +250,55 @@ TEST(NpyTest, UnsupportedDescr) {
                 "abcdefgh"),
         "unsupported descr");
   }
-  for (const char* file : {"unicode_str.npy", "structured.npy"}) {
-    StatusOr<Tensor> t = ReadNpy(NpyFixture(file));
-    ASSERT_FALSE(t.ok());
-    EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
-    EXPECT_NE(t.status().message().find(NpyFixture(file) + ": unsupported descr"),
-              std::string::npos)
-        << t.status();
+  StatusOr<Tensor> t = ReadNpy(NpyFixture("structured.npy"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(t.status().message().find(NpyFixture("structured.npy") + ": unsupported descr"),
+            std::string::npos)
+      << t.status();
+}
+
+std::vector<std::string> Strings(const Tensor& t) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < t.num_elements(); ++i) out.push_back(t.at<std::string>(i));
+  return out;
+}
+
+TEST(NpyTest, FixedWidthStringArraysAreStringTensors) {
+  struct Case {
+    const char* file;
+    TensorShape shape;
+    std::vector<std::string> values;
+  };
+  const std::vector<Case> cases = {
+      {"unicode_str.npy", TensorShape({2}), {"ab", "c"}},
+      {"unicode_text.npy", TensorShape({2, 2}),
+       {"h\xc3\xa9llo", "\xe6\x97\xa5\xe6\x9c\xac", "", "\xf0\x9f\x98\x80"}},
+      {"be_unicode.npy", TensorShape({2}), {"xyz", "q"}},
+      {"bytes_str.npy", TensorShape({3}), {"ab", "", std::string("c\0d", 3)}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    StatusOr<Tensor> t = ReadNpy(NpyFixture(c.file));
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->dtype(), DT_STRING);
+    EXPECT_EQ(t->shape(), c.shape);
+    EXPECT_EQ(Strings(*t), c.values);
   }
+  // Written back as bytes ('S', as wide as the longest element): numpy's own file for them.
+  StatusOr<Tensor> bytes = ReadNpy(NpyFixture("bytes_str.npy"));
+  ASSERT_TRUE(bytes.ok());
+  StatusOr<std::string> written = SerializeNpy(*bytes);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(*written, ReadFileBytes(NpyFixture("bytes_str.npy")));
+}
+
+TEST(NpyTest, ObjectArraysSayHowToConvertThem) {
+  StatusOr<Tensor> t = ReadNpy(NpyFixture("object_str.npy"));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("object arrays"), std::string::npos) << t.status();
+  EXPECT_NE(t.status().message().find("dtype=bytes"), std::string::npos) << t.status();
 }
 
 TEST(NpyTest, FortranOrderIsUnimplemented) {
@@ -303,7 +344,7 @@ TEST(NpyTest, DtypesWithoutNumpyCodeAreRefused) {
   Status w = WriteNpy(::testing::TempDir() + "/bf16.npy", bf16);
   EXPECT_EQ(w.code(), Code::kUnimplemented);
   EXPECT_NE(w.message().find("bf16.npy: "), std::string::npos);
-  EXPECT_EQ(SerializeNpy(Tensor(DT_STRING, TensorShape({1}))).status().code(),
+  EXPECT_EQ(SerializeNpy(Tensor(DT_RESOURCE, TensorShape({1}))).status().code(),
             Code::kUnimplemented);
   EXPECT_EQ(SerializeNpy(Tensor()).status().code(), Code::kInvalidArgument);
 }

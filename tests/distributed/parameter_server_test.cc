@@ -373,14 +373,14 @@ TEST(ParameterServer, CheckpointsAreShardedByTaskWithOneIndex) {
   ASSERT_TRUE(session.Run({}, {m[0].w, m[0].b, step}, &saved).ok());
   auto written = saver.Save(&session, (dir / "model.ckpt").string(), 3);
   ASSERT_TRUE(written.ok()) << written.status();
-  EXPECT_FALSE(fs::exists(*written + ".cfxckpt"));
+  EXPECT_FALSE(fs::exists(*written + ".index"));
   EXPECT_TRUE(fs::exists(*written + ".cfxindex"));
   for (int k = 0; k < 3; ++k)
-    EXPECT_TRUE(fs::exists(*written + "-shard-0000" + std::to_string(k) + "-of-00003.cfxckpt"))
+    EXPECT_TRUE(fs::exists(*written + "-shard-0000" + std::to_string(k) + "-of-00003.index"))
         << "shard " << k;
   std::ifstream index(*written + ".cfxindex");
   std::string text((std::istreambuf_iterator<char>(index)), {});
-  EXPECT_NE(text.find("shard 1 /job:ps/replica:0/task:0 model.ckpt-3-shard-00001-of-00003.cfxckpt"),
+  EXPECT_NE(text.find("shard 1 /job:ps/replica:0/task:0 model.ckpt-3-shard-00001-of-00003"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("variable 1 w\n"), std::string::npos) << text;

@@ -104,7 +104,8 @@ Tensor StringVector(const std::vector<std::string>& values) {
 
 // --- checkpoint ---
 
-// Saves `tensors` with SaveV2 to `<tmp>/<name>.cfxckpt` and stores the file as a seed.
+// Saves `tensors` with SaveV2 to the bundle `<tmp>/<name>` and stores it as a seed (mode 3: a
+// bundle, checksums repaired; checkpoint_fuzzer.cc).
 void SaveCheckpoint(const Runtime& runtime, const fs::path& tmp, const fs::path& out,
                     const std::string& name,
                     const std::vector<std::pair<std::string, Tensor>>& tensors) {
@@ -127,7 +128,11 @@ void SaveCheckpoint(const Runtime& runtime, const fs::path& tmp, const fs::path&
   const NodeDef& save =
       b.Op("save", "SaveV2", arguments, {{"dtypes", AttrValue::TypeList(dtypes)}});
   Check(RunKernelOnce(runtime, cpu, save, inputs), "SaveV2 of " + name);
-  WriteBytes(out / (name + ".cfxckpt"), "\x01" + ReadBytes(tmp / (name + ".cfxckpt")));
+  const std::string index = ReadBytes(tmp / (name + ".index"));
+  std::string seed = "\x03";
+  for (int i = 0; i < 4; ++i) seed.push_back(static_cast<char>((index.size() >> (8 * i)) & 0xFF));
+  seed += index + ReadBytes(tmp / (name + ".data-00000-of-00001"));
+  WriteBytes(out / (name + ".bundle"), seed);
 }
 
 void CheckpointSeeds(const fs::path& out_dir) {

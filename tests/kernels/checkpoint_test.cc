@@ -1,6 +1,7 @@
-// SaveV2 and RestoreV2 through the kernel harness: bit-identical round trips of every storable
-// dtype, the documented file layout, clear errors for missing, truncated and corrupted files,
-// and atomic replacement that keeps the old checkpoint when a save fails.
+// SaveV2, RestoreV2 and MergeV2Checkpoints through the kernel harness: bit-identical round trips
+// of every storable dtype, TensorFlow's bundle layout, slices, clear errors for missing,
+// truncated and corrupted files, atomic replacement that keeps the old checkpoint when a save
+// fails, and the earlier Conflux format still read.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -13,12 +14,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "checkpoint/tensor_bundle.h"
 #include "conflux/kernel_runner.h"
 #include "kernel_test_util.h"
+#include "proto/tensor_bundle.pb.h"
 
 namespace cfx {
 namespace {
@@ -149,11 +153,6 @@ uint64_t LoadU64(const std::string& s, size_t at) {
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + i]);
   return v;
 }
-uint32_t LoadU32(const std::string& s, size_t at) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + i]);
-  return v;
-}
 // Bit-at-a-time CRC-32C, independent of the plugin's table-driven one.
 uint32_t ReferenceCrc32c(const std::string& s, size_t begin, size_t end) {
   uint32_t crc = 0xFFFFFFFFu;
@@ -171,12 +170,32 @@ std::vector<std::string> FilesIn(const std::string& dir) {
   return out;
 }
 
+const std::vector<std::string> kBundleFiles = {"ckpt.data-00000-of-00001", "ckpt.index"};
+
+uint32_t MaskedCrc(const std::string& s, size_t begin, size_t end) {
+  const uint32_t crc = ReferenceCrc32c(s, begin, end);
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+// The entries of a bundle's index, through the table reader.
+std::map<std::string, conflux::BundleEntryProto> IndexEntries(const std::string& prefix) {
+  std::map<std::string, conflux::BundleEntryProto> out;
+  auto table = internal::bundle::ParseTable(ReadFile(prefix + ".index"), prefix + ".index");
+  EXPECT_TRUE(table.ok()) << table.status();
+  if (!table.ok()) return out;
+  for (const auto& [k, v] : *table) {
+    if (k.empty()) continue;
+    EXPECT_TRUE(out[k].ParseFromString(v)) << k;
+  }
+  return out;
+}
+
 TEST(Checkpoint, RoundTripOfEveryDtypeAndShapeIsBitIdentical) {
   TempDir dir;
-  const std::string prefix = dir.path() + "/model";
+  const std::string prefix = dir.path() + "/ckpt";
   auto items = SampleTensors(1);
   ASSERT_OK(Save(prefix, items));
-  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{"model.cfxckpt"});
+  EXPECT_EQ(FilesIn(dir.path()), kBundleFiles);
   ExpectRestoresAll(prefix, items);
 }
 
@@ -189,7 +208,7 @@ TEST(Checkpoint, RestoresASubsetInAnyOrder) {
   ExpectRestoresAll(prefix, subset);
 }
 
-TEST(Checkpoint, SavingAgainReplacesTheFileAndLeavesNoTemporaries) {
+TEST(Checkpoint, SavingAgainReplacesTheFilesAndLeavesNoTemporaries) {
   TempDir dir;
   const std::string prefix = dir.path() + "/ckpt";
   ASSERT_OK(Save(prefix, {{"w", test::MakeVector<float>({1, 2})}}));
@@ -197,49 +216,88 @@ TEST(Checkpoint, SavingAgainReplacesTheFileAndLeavesNoTemporaries) {
                                                         {"step", test::MakeScalar<int64_t>(9)}};
   ASSERT_OK(Save(prefix, second));
   ExpectRestoresAll(prefix, second);
-  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{"ckpt.cfxckpt"});
+  EXPECT_EQ(FilesIn(dir.path()), kBundleFiles);
 }
 
-TEST(Checkpoint, FileLayoutMatchesTheDocumentedFormat) {
+// TensorFlow's layout: the data file is the tensors' bytes back to back (strings as varint
+// lengths, their masked checksum, the bytes); the index is a table whose footer ends in the
+// table magic, whose first key "" is the header and whose entries locate and checksum each tensor.
+TEST(Checkpoint, FilesHaveTensorFlowsLayout) {
   TempDir dir;
   const std::string prefix = dir.path() + "/ckpt";
   Tensor v = test::MakeVector<int32_t>({1, -2, 3});
-  ASSERT_OK(Save(prefix, {{"v", v}}));
+  ASSERT_OK(Save(prefix, {{"v", v}, {"s", test::MakeStringVector({"ab", ""})}}));
   ASSERT_EQ(ReferenceCrc32c("123456789", 0, 9), 0xE3069283u);  // the CRC-32C check value
-  const std::string f = ReadFile(prefix + ".cfxckpt");
-  ASSERT_GE(f.size(), 64u + 12u);
-  EXPECT_EQ(f.substr(0, 8), std::string("CFXCKPT\0", 8));
-  EXPECT_EQ(LoadU32(f, 8), 1u);    // format version
-  EXPECT_EQ(LoadU32(f, 12), 1u);   // oldest reader version
-  EXPECT_EQ(LoadU32(f, 16), 32u);  // header size
-  EXPECT_EQ(LoadU32(f, 28), ReferenceCrc32c(f, 0, 28));
-  // The payload follows the header: the raw little-endian int32 values.
-  EXPECT_EQ(std::memcmp(f.data() + 32, v.raw_data(), 12), 0);
-  const size_t footer = f.size() - 32;
-  EXPECT_EQ(f.substr(footer + 24), "CFXCKEND");
-  EXPECT_EQ(LoadU32(f, footer + 20), ReferenceCrc32c(f, footer, footer + 20));
-  const uint64_t index_offset = LoadU64(f, footer), index_length = LoadU64(f, footer + 8);
-  EXPECT_EQ(index_offset, 44u);
-  EXPECT_EQ(index_offset + index_length, footer);
-  EXPECT_EQ(LoadU32(f, footer + 16), ReferenceCrc32c(f, index_offset, footer));
-  // Index: count, then name length, name, dtype, rank, dims, offset, length, payload CRC.
-  size_t at = index_offset;
-  EXPECT_EQ(LoadU64(f, at), 1u);
-  EXPECT_EQ(LoadU32(f, at + 8), 1u);
-  EXPECT_EQ(f[at + 12], 'v');
-  EXPECT_EQ(LoadU32(f, at + 13), static_cast<uint32_t>(DT_INT32));
-  EXPECT_EQ(LoadU32(f, at + 17), 1u);
-  EXPECT_EQ(LoadU64(f, at + 21), 3u);
-  EXPECT_EQ(LoadU64(f, at + 29), 32u);
-  EXPECT_EQ(LoadU64(f, at + 37), 12u);
-  EXPECT_EQ(LoadU32(f, at + 45), ReferenceCrc32c(f, 32, 44));
-  EXPECT_EQ(at + 49, footer);
+  const std::string data = ReadFile(prefix + ".data-00000-of-00001");
+  // Sorted by name: "s" first (lengths 2 and 0, a 4-byte masked checksum, "ab"), then "v".
+  ASSERT_EQ(data.size(), 2u + 4u + 2u + 12u);
+  EXPECT_EQ(data[0], 2);
+  EXPECT_EQ(data[1], 0);
+  EXPECT_EQ(data.substr(6, 2), "ab");
+  EXPECT_EQ(std::memcmp(data.data() + 8, v.raw_data(), 12), 0);
+  const std::string index = ReadFile(prefix + ".index");
+  ASSERT_GE(index.size(), 48u);
+  EXPECT_EQ(LoadU64(index, index.size() - 8), 0xdb4775248b80fb57ull);
+  auto table = internal::bundle::ParseTable(index, "index");
+  ASSERT_OK(table.status());
+  ASSERT_EQ(table->size(), 3u);
+  EXPECT_EQ((*table)[0].first, "");
+  conflux::BundleHeaderProto header;
+  ASSERT_TRUE(header.ParseFromString((*table)[0].second));
+  EXPECT_EQ(header.num_shards(), 1);
+  EXPECT_EQ(header.version().producer(), 1);
+  auto entries = IndexEntries(prefix);
+  const conflux::BundleEntryProto& e = entries["v"];
+  EXPECT_EQ(e.dtype(), conflux::DT_INT32);
+  ASSERT_EQ(e.shape().dim_size(), 1);
+  EXPECT_EQ(e.shape().dim(0).size(), 3);
+  EXPECT_EQ(e.offset(), 8);
+  EXPECT_EQ(e.size(), 12);
+  EXPECT_EQ(e.crc32c(), MaskedCrc(data, 8, 20));
+  EXPECT_EQ(entries["s"].offset(), 0);
+  EXPECT_EQ(entries["s"].size(), 8);
+}
+
+TEST(Checkpoint, SlicesSaveAndRestoreAsTensorFlowsPartitionedVariables) {
+  TempDir dir;
+  const std::string prefix = dir.path() + "/ckpt";
+  // A 4x3 tensor saved as rows 0-1 and rows 2-3, as two partitions of a variable are.
+  std::vector<float> all(12);
+  for (int i = 0; i < 12; ++i) all[i] = static_cast<float>(i);
+  Tensor top = test::MakeTensor<float>({2, 3}, {0, 1, 2, 3, 4, 5});
+  Tensor bottom = test::MakeTensor<float>({2, 3}, {6, 7, 8, 9, 10, 11});
+  NodeDef save = test::MakeNode("SaveV2", 5, {{"dtypes", AttrValue::TypeList({DT_FLOAT, DT_FLOAT})}});
+  ASSERT_OK(RunNode(save, {MakeStringScalar(prefix), MakeStringVector({"p", "p"}),
+                           MakeStringVector({"4 3 0,2:-", "4 3 2,2:-"}), top, bottom})
+                .status());
+  auto entries = IndexEntries(prefix);
+  EXPECT_EQ(entries.size(), 3u);  // the full tensor's entry and one per slice
+  EXPECT_EQ(entries["p"].slices_size(), 2);
+  // Whole, and a slice across both parts.
+  auto whole = Restore(prefix, {"p"}, {DT_FLOAT});
+  ASSERT_OK(whole.status());
+  ExpectBitIdentical(test::MakeTensor<float>({4, 3}, all), (*whole)[0], "whole");
+  NodeDef restore = test::MakeNode("RestoreV2", 3, {{"dtypes", AttrValue::TypeList({DT_FLOAT})}});
+  auto mid = RunNode(restore, {MakeStringScalar(prefix), MakeStringVector({"p"}),
+                               MakeStringVector({"4 3 1,2:1,2"})});
+  ASSERT_OK(mid.status());
+  ExpectBitIdentical(test::MakeTensor<float>({2, 2}, {4, 5, 7, 8}), (*mid)[0], "rows 1-2, cols 1-2");
+  // A slice of a tensor saved whole.
+  ASSERT_OK(Save(dir.path() + "/whole", {{"w", test::MakeTensor<float>({4, 3}, all)}}));
+  auto part = RunNode(restore, {MakeStringScalar(dir.path() + "/whole"), MakeStringVector({"w"}),
+                                MakeStringVector({"4 3 3,1:-"})});
+  ASSERT_OK(part.status());
+  ExpectBitIdentical(test::MakeTensor<float>({1, 3}, {9, 10, 11}), (*part)[0], "last row");
+  // The wrong full shape is named.
+  test::ExpectError(RunNode(restore, {MakeStringScalar(prefix), MakeStringVector({"p"}),
+                                      MakeStringVector({"5 3 0,1:-"})}),
+                    Code::kInvalidArgument, "has shape [4,3], not [5,3]");
 }
 
 TEST(Checkpoint, MissingFileIsNotFound) {
   TempDir dir;
   auto out = Restore(dir.path() + "/absent", {"x"}, {DT_FLOAT});
-  test::ExpectError(out, Code::kNotFound, dir.path() + "/absent.cfxckpt");
+  test::ExpectError(out, Code::kNotFound, dir.path() + "/absent.index");
 }
 
 TEST(Checkpoint, UnknownNameIsNotFoundAndListsNamesPresent) {
@@ -248,7 +306,7 @@ TEST(Checkpoint, UnknownNameIsNotFoundAndListsNamesPresent) {
   ASSERT_OK(Save(
       prefix, {{"bias", test::MakeVector<float>({1})}, {"kernel", test::MakeVector<float>({2})}}));
   auto out = Restore(prefix, {"kernal"}, {DT_FLOAT});
-  test::ExpectError(out, Code::kNotFound, "tensor 'kernal' not found in checkpoint " + prefix);
+  test::ExpectError(out, Code::kNotFound, "tensor 'kernal' is not in checkpoint " + prefix);
   test::ExpectError(out, Code::kNotFound, "'bias', 'kernel'");
 }
 
@@ -257,9 +315,7 @@ TEST(Checkpoint, DtypeMismatchIsInvalidArgument) {
   const std::string prefix = dir.path() + "/ckpt";
   ASSERT_OK(Save(prefix, {{"w", test::MakeVector<double>({1})}}));
   test::ExpectError(Restore(prefix, {"w"}, {DT_FLOAT}), Code::kInvalidArgument,
-                    "tensor 'w' in checkpoint " + prefix +
-                        ".cfxckpt has dtype double but "
-                        "dtypes[0] is float");
+                    "tensor 'w' in checkpoint " + prefix + " has dtype double but dtypes[0] is float");
 }
 
 TEST(Checkpoint, BadArgumentsAreClearErrors) {
@@ -270,11 +326,14 @@ TEST(Checkpoint, BadArgumentsAreClearErrors) {
       test::MakeNode("SaveV2", 5, {{"dtypes", AttrValue::TypeList({DT_FLOAT, DT_FLOAT})}});
   test::ExpectError(RunNode(save, {MakeStringScalar(prefix), MakeStringVector({"a", "a"}),
                                    MakeStringVector({"", ""}), x, x}),
-                    Code::kInvalidArgument, "two tensors under the name 'a'");
+                    Code::kInvalidArgument, "tensor name 'a' given twice");
   NodeDef save1 = test::MakeNode("SaveV2", 4, {{"dtypes", AttrValue::TypeList({DT_FLOAT})}});
   test::ExpectError(RunNode(save1, {MakeStringScalar(prefix), MakeStringVector({"a"}),
+                                    MakeStringVector({"4 0,x"}), x}),
+                    Code::kInvalidArgument, "extent '0,x' is neither '-' nor 'start,length'");
+  test::ExpectError(RunNode(save1, {MakeStringScalar(prefix), MakeStringVector({"a"}),
                                     MakeStringVector({"4 0,2"}), x}),
-                    Code::kUnimplemented, "shape_and_slices[0] is \"4 0,2\" for tensor 'a'");
+                    Code::kInvalidArgument, "needs values of shape [2], got [1]");
   test::ExpectError(
       test::RunKernelOnly(save1, {MakeStringScalar(prefix), MakeStringVector({"a", "b"}),
                                   MakeStringVector({"", ""}), x}),
@@ -286,111 +345,128 @@ TEST(Checkpoint, BadArgumentsAreClearErrors) {
   EXPECT_TRUE(FilesIn(dir.path()).empty());
 }
 
-// Saves two tensors and returns the file's bytes; `a` comes first in the data section.
-std::string SaveTwo(const std::string& prefix) {
+// Saves two tensors ("a": 256 floats, then "b": two strings).
+void SaveTwo(const std::string& prefix) {
   std::vector<float> a(256);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i) * 0.5f;
   EXPECT_OK(Save(prefix, {{"a", test::MakeVector<float>(a)},
                           {"b", test::MakeStringVector({"hello", "world"})}}));
-  return ReadFile(prefix + ".cfxckpt");
 }
 
 TEST(Checkpoint, TruncatedFilesAreDataLossAtEveryCut) {
   TempDir dir;
   const std::string prefix = dir.path() + "/ckpt";
-  const std::string file = prefix + ".cfxckpt";
-  const std::string bytes = SaveTwo(prefix);
-  for (size_t cut : {size_t{0}, size_t{7}, size_t{31}, size_t{32}, size_t{63}, size_t{500},
-                     size_t{1024 + 32}, bytes.size() - 40, bytes.size() - 32, bytes.size() - 1}) {
-    SCOPED_TRACE("truncated to " + std::to_string(cut) + " of " + std::to_string(bytes.size()));
-    WriteFile(file, bytes.substr(0, cut));
-    auto out = Restore(prefix, {"a"}, {DT_FLOAT});
-    test::ExpectError(out, Code::kDataLoss, file);
+  SaveTwo(prefix);
+  for (const std::string file : {prefix + ".index", prefix + ".data-00000-of-00001"}) {
+    const std::string bytes = ReadFile(file);
+    for (size_t cut : {size_t{0}, size_t{7}, size_t{31}, bytes.size() / 2, bytes.size() - 1}) {
+      SCOPED_TRACE(file + " truncated to " + std::to_string(cut) + " of " +
+                   std::to_string(bytes.size()));
+      WriteFile(file, bytes.substr(0, cut));
+      test::ExpectError(Restore(prefix, {"a", "b"}, {DT_FLOAT, DT_STRING}), Code::kDataLoss, file);
+    }
+    WriteFile(file, bytes);
   }
 }
 
 TEST(Checkpoint, FlippedBytesAreDetectedWhereTheyHappen) {
   TempDir dir;
   const std::string prefix = dir.path() + "/ckpt";
-  const std::string file = prefix + ".cfxckpt";
-  const std::string bytes = SaveTwo(prefix);
+  SaveTwo(prefix);
+  const std::string data_file = prefix + ".data-00000-of-00001", index_file = prefix + ".index";
+  const std::string data = ReadFile(data_file), index = ReadFile(index_file);
   struct Case {
+    std::string file;
     size_t offset;
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {9, "checksum mismatch in the header of checkpoint " + file},
-      {32 + 100, "checksum mismatch for tensor 'a' in checkpoint " + file},
-      {bytes.size() - 32 - 10, "checksum mismatch in the index of checkpoint " + file},
-      {bytes.size() - 30, "checksum mismatch in the footer of checkpoint " + file},
-      {2, "is not a Conflux checkpoint"},
-      {bytes.size() - 2, "is truncated or incomplete"},
+      {data_file, 100, "checksum mismatch for tensor 'a' in " + data_file},
+      {data_file, 1024 + 1, "tensor 'b'"},
+      {index_file, 3, "checksum mismatch in the data block"},
+      {index_file, index.size() - 3, "is not a tensor-bundle index"},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE("byte " + std::to_string(c.offset));
-    std::string corrupt = bytes;
+    SCOPED_TRACE(c.file + " byte " + std::to_string(c.offset));
+    std::string corrupt = c.file == data_file ? data : index;
     corrupt[c.offset] = static_cast<char>(corrupt[c.offset] ^ 0x10);
-    WriteFile(file, corrupt);
+    WriteFile(c.file, corrupt);
     test::ExpectError(Restore(prefix, {"a", "b"}, {DT_FLOAT, DT_STRING}), Code::kDataLoss,
                       c.expected);
+    WriteFile(c.file, c.file == data_file ? data : index);
   }
-  // A damaged payload spoils only its own tensor: the reader seeks past it to restore "b".
-  std::string corrupt = bytes;
-  corrupt[32 + 100] ^= 0x01;
-  WriteFile(file, corrupt);
+  // A damaged tensor spoils only itself: "b" still restores.
+  std::string corrupt = data;
+  corrupt[100] ^= 0x01;
+  WriteFile(data_file, corrupt);
   auto b = Restore(prefix, {"b"}, {DT_STRING});
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(test::StringValues((*b)[0]), (std::vector<std::string>{"hello", "world"}));
 }
 
-// Every byte of the file is covered by a magic number or a checksum.
-TEST(Checkpoint, EveryByteFlipIsDetected) {
+// No flipped byte of either file gives a wrong value: each is an error (DataLoss), or, for the
+// bytes TensorFlow's format leaves unchecked (the footer's padding), the same values.
+TEST(Checkpoint, NoByteFlipGivesWrongValues) {
   TempDir dir;
   const std::string prefix = dir.path() + "/ckpt";
-  const std::string file = prefix + ".cfxckpt";
-  ASSERT_OK(Save(prefix,
-                 {{"s", test::MakeStringVector({"ab", ""})}, {"t", test::MakeScalar<bool>(true)}}));
-  const std::string bytes = ReadFile(file);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    std::string corrupt = bytes;
-    corrupt[i] = static_cast<char>(corrupt[i] ^ 0x41);
-    WriteFile(file, corrupt);
-    auto out = Restore(prefix, {"s", "t"}, {DT_STRING, DT_BOOL});
-    ASSERT_FALSE(out.ok()) << "flipping byte " << i << " went unnoticed";
-    EXPECT_EQ(out.status().code(), Code::kDataLoss) << "byte " << i << ": " << out.status();
+  std::vector<std::pair<std::string, Tensor>> items = {
+      {"s", test::MakeStringVector({"ab", ""})}, {"t", test::MakeScalar<bool>(true)},
+      {"w", test::MakeVector<float>({1.5f, -2})}};
+  ASSERT_OK(Save(prefix, items));
+  for (const std::string file : {prefix + ".index", prefix + ".data-00000-of-00001"}) {
+    const std::string bytes = ReadFile(file);
+    int detected = 0;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      std::string corrupt = bytes;
+      corrupt[i] = static_cast<char>(corrupt[i] ^ 0x41);
+      WriteFile(file, corrupt);
+      auto out = Restore(prefix, {"s", "t", "w"}, {DT_STRING, DT_BOOL, DT_FLOAT});
+      if (!out.ok()) {
+        ++detected;
+        EXPECT_EQ(out.status().code(), Code::kDataLoss) << file << " byte " << i << ": " << out.status();
+        continue;
+      }
+      for (size_t k = 0; k < items.size(); ++k)
+        ExpectBitIdentical(items[k].second, (*out)[k], file + " byte " + std::to_string(i));
+    }
+    WriteFile(file, bytes);
+    EXPECT_GT(detected, static_cast<int>(bytes.size()) / 2) << file;
   }
 }
 
-void StoreU32(std::string* s, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i) (*s)[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
-}
-// Recomputes the index and footer checksums, as a forger (or a buggy writer) would: what fails
-// then must be the reader's checks of the index's contents, not its checksums.
-void ResealIndex(std::string* f) {
-  const size_t footer = f->size() - 32;
-  StoreU32(f, footer + 16, ReferenceCrc32c(*f, LoadU64(*f, footer), footer));
-  StoreU32(f, footer + 20, ReferenceCrc32c(*f, footer, footer + 20));
-}
-
-// An index with correct checksums and a dtype code that is not a storable dtype, far outside the
-// enum included, is DataLoss naming the code (the checkpoint fuzzer found the reader converting
-// such a code to the dtype enum before checking it: undefined behaviour).
+// An index whose checksums are right but whose entry holds a dtype code outside the DataType
+// enum is DataLoss naming the code (never an out-of-range enum: undefined behaviour).
 TEST(Checkpoint, ResealedIndexWithABadDtypeCodeIsDataLoss) {
   TempDir dir;
   const std::string prefix = dir.path() + "/ckpt";
   ASSERT_OK(Save(prefix, {{"v", test::MakeVector<int32_t>({1, -2, 3})}}));
-  const std::string bytes = ReadFile(prefix + ".cfxckpt");
-  const size_t dtype_at = 44 + 13;  // FileLayoutMatchesTheDocumentedFormat: the record of "v"
-  ASSERT_EQ(LoadU32(bytes, dtype_at), static_cast<uint32_t>(DT_INT32));
-  for (uint32_t code : {0u, 20u, 21u, 24u, 32u, 0xAABBCCCFu, 0xFFFFFFFFu}) {
+  auto table = internal::bundle::ParseTable(ReadFile(prefix + ".index"), "index");
+  ASSERT_OK(table.status());
+  for (int code : {0, 24, 32, 101, 0x7FFFFFFF}) {
     SCOPED_TRACE("dtype code " + std::to_string(code));
-    std::string forged = bytes;
-    StoreU32(&forged, dtype_at, code);
-    ResealIndex(&forged);
-    WriteFile(prefix + ".cfxckpt", forged);
+    auto forged = *table;
+    conflux::BundleEntryProto e;
+    ASSERT_TRUE(e.ParseFromString(forged[1].second));
+    e.set_dtype(static_cast<conflux::DataType>(code));
+    forged[1].second = e.SerializeAsString();
+    WriteFile(prefix + ".index", internal::bundle::BuildTable(forged));
     test::ExpectError(Restore(prefix, {"v"}, {DT_INT32}), Code::kDataLoss,
-                      "tensor 'v' has an unknown dtype code " + std::to_string(code));
+                      "tensor 'v' has dtype code " + std::to_string(code));
   }
+}
+
+// The earlier Conflux format (`<prefix>.cfxckpt`) stays readable: the fuzz corpus keeps files
+// written by its writer (a mode byte, then the file).
+TEST(Checkpoint, EarlierConfluxCheckpointsStayReadable) {
+  TempDir dir;
+  const std::string seed =
+      ReadFile(std::string(CONFLUX_SOURCE_DIR) + "/tests/fuzz/corpus/checkpoint/model.cfxckpt");
+  ASSERT_GT(seed.size(), 65u);
+  WriteFile(dir.path() + "/old.cfxckpt", seed.substr(1));
+  auto out = Restore(dir.path() + "/old", {"dense/kernel", "global_step"}, {DT_FLOAT, DT_INT64});
+  ASSERT_OK(out.status());
+  EXPECT_EQ((*out)[0].shape(), TensorShape({4, 3}));
+  EXPECT_EQ((*out)[1].shape(), TensorShape());
 }
 
 // A save that fails part-way (the file-size limit stops its writes) keeps the old checkpoint.
@@ -399,7 +475,7 @@ TEST(Checkpoint, FailedSaveLeavesThePreviousCheckpointIntact) {
   const std::string prefix = dir.path() + "/ckpt";
   std::vector<std::pair<std::string, Tensor>> old = {{"w", test::MakeVector<int32_t>({4, 5, 6})}};
   ASSERT_OK(Save(prefix, old));
-  const std::string old_bytes = ReadFile(prefix + ".cfxckpt");
+  const std::string old_index = ReadFile(prefix + ".index");
 
   rlimit saved;
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
@@ -415,10 +491,31 @@ TEST(Checkpoint, FailedSaveLeavesThePreviousCheckpointIntact) {
 
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kResourceExhausted) << s;
-  EXPECT_NE(s.message().find(".cfxckpt.tmp."), std::string::npos) << s;
-  EXPECT_EQ(FilesIn(dir.path()), std::vector<std::string>{"ckpt.cfxckpt"});
-  EXPECT_EQ(ReadFile(prefix + ".cfxckpt"), old_bytes);
+  EXPECT_NE(s.message().find(".data-00000-of-00001.tmp."), std::string::npos) << s;
+  EXPECT_EQ(FilesIn(dir.path()), kBundleFiles);
+  EXPECT_EQ(ReadFile(prefix + ".index"), old_index);
   ExpectRestoresAll(prefix, old);
+}
+
+TEST(Checkpoint, MergeV2CheckpointsJoinsShardsIntoOneBundle) {
+  TempDir dir;
+  const std::string a = dir.path() + "/tmp/part-0", b = dir.path() + "/tmp/part-1";
+  ASSERT_OK(Save(a, {{"x", test::MakeVector<float>({1, 2})}}));
+  ASSERT_OK(Save(b, {{"y", test::MakeScalar<int64_t>(7)}, {"z", test::MakeStringVector({"q"})}}));
+  const std::string merged = dir.path() + "/model";
+  NodeDef merge = test::MakeNode("MergeV2Checkpoints", 2, {});
+  ASSERT_OK(RunNode(merge, {MakeStringVector({a, b}), MakeStringScalar(merged)}).status());
+  EXPECT_FALSE(fs::exists(dir.path() + "/tmp"));  // delete_old_dirs
+  EXPECT_TRUE(fs::exists(merged + ".data-00000-of-00002"));
+  EXPECT_TRUE(fs::exists(merged + ".data-00001-of-00002"));
+  ExpectRestoresAll(merged, {{"x", test::MakeVector<float>({1, 2})},
+                             {"y", test::MakeScalar<int64_t>(7)},
+                             {"z", test::MakeStringVector({"q"})}});
+  // The same tensor in two shards is an error naming it.
+  ASSERT_OK(Save(a, {{"x", test::MakeVector<float>({1})}}));
+  ASSERT_OK(Save(b, {{"x", test::MakeVector<float>({2})}}));
+  test::ExpectError(RunNode(merge, {MakeStringVector({a, b}), MakeStringScalar(merged + "2")}),
+                    Code::kInvalidArgument, "tensor 'x' is in " + b);
 }
 
 TEST(Checkpoint, UnwritableDirectoryFailsAndKeepsTheOldFile) {

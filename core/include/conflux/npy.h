@@ -4,8 +4,11 @@
 // uint8..uint64, float16 ('f2', read as half), float32, float64, complex64 and complex128, in
 // either byte order ('>' is swapped to the host's order), with any shape including scalars ()
 // and zero-size dimensions. Writing produces version 1.0 (2.0 when the header does not fit in
-// 1.0's 16-bit length), little-endian, padded to 64 bytes as numpy does. bfloat16, string and
-// resource tensors have no NumPy dtype and are refused. All functions are thread-safe.
+// 1.0's 16-bit length), little-endian, padded to 64 bytes as numpy does. Fixed-width string
+// arrays are string tensors: bytes ('S', trailing NULs dropped as numpy drops them) and text
+// ('U', UTF-32, turned into UTF-8); a string tensor is written as bytes ('S', as wide as its
+// longest element). Object arrays get an error saying how to convert them. bfloat16 and resource
+// tensors have no NumPy dtype and are refused. All functions are thread-safe.
 #ifndef CONFLUX_NPY_H_
 #define CONFLUX_NPY_H_
 

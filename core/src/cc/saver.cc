@@ -21,8 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char kStateFile[] = "checkpoint";
-constexpr const char kSuffix[] = ".cfxckpt";
-constexpr const char kIndexSuffix[] = ".cfxindex";
+constexpr const char kLegacySuffix[] = ".cfxckpt";  // Conflux's earlier single-file format
+constexpr const char kBundleIndex[] = ".index";      // a tensor bundle's index
+constexpr const char kIndexSuffix[] = ".cfxindex";   // a sharded checkpoint's shard list
 constexpr const char kIndexMagic[] = "conflux-checkpoint-index 1";
 
 std::string DirOf(const std::string& prefix) {
@@ -57,6 +58,46 @@ struct State {
   std::vector<std::string> all;
 };
 
+// True when a single-file checkpoint (a tensor bundle, or the earlier format) is at `prefix`.
+bool SingleCheckpointExists(const std::string& prefix) {
+  return fs::exists(prefix + kBundleIndex) || fs::exists(prefix + kLegacySuffix);
+}
+
+// A path of the state file as TensorFlow's Saver resolves it: relative to the file's folder.
+// State files written before Conflux followed that named paths relative to where the program
+// ran; such a path is kept when only it names an existing checkpoint.
+std::string ResolveStatePath(const std::string& dir, const std::string& p) {
+  if (fs::path(p).is_absolute()) return p;
+  const std::string joined = (fs::path(dir) / p).string();
+  auto exists = [](const std::string& c) {
+    return SingleCheckpointExists(c) || fs::exists(c + kIndexSuffix);
+  };
+  if (!exists(joined) && exists(p)) return p;
+  return joined;
+}
+
+// `p` as the state file names it: relative to `dir` when it lies inside it.
+std::string StatePath(const std::string& dir, const std::string& p) {
+  const fs::path full = fs::path(p).lexically_normal(), base = fs::path(dir).lexically_normal();
+  if (full.is_absolute() != base.is_absolute()) return p;
+  const fs::path rel = full.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") return p;
+  return rel.string();
+}
+
+// Deletes the files of the single-file checkpoint at `prefix` (either format).
+void DeleteCheckpointFiles(Env* env, const std::string& prefix) {
+  // The index first: a bundle without its index is no checkpoint.
+  (void)env->DeleteFile(prefix + kBundleIndex);
+  std::error_code ec;
+  const fs::path base(prefix);
+  const std::string stem = base.filename().string() + ".data-";
+  for (const auto& entry : fs::directory_iterator(DirOf(prefix), ec))
+    if (entry.path().filename().string().rfind(stem, 0) == 0)
+      (void)env->DeleteFile(entry.path().string());
+  (void)env->DeleteFile(prefix + kLegacySuffix);
+}
+
 StatusOr<State> ReadState(const std::string& dir) {
   const std::string path = (fs::path(dir) / kStateFile).string();
   std::ifstream in(path);
@@ -69,9 +110,9 @@ StatusOr<State> ReadState(const std::string& dir) {
     if (line.empty()) continue;
     std::string v;
     if (ParseValue(line, "model_checkpoint_path", &v)) {
-      st.latest = v;
+      st.latest = ResolveStatePath(dir, v);
     } else if (ParseValue(line, "all_model_checkpoint_paths", &v)) {
-      st.all.push_back(v);
+      st.all.push_back(ResolveStatePath(dir, v));
     } else {
       return errors::DataLoss(path, ":", n, ": expected model_checkpoint_path or ",
                               "all_model_checkpoint_paths with a quoted path");
@@ -223,7 +264,7 @@ StatusOr<std::string> Saver::Save(ClientSession* session, const std::string& pre
     Index index;
     for (size_t k = 0; k < n; ++k)
       index.shards.push_back({shards_[k].task,
-                              fs::path(ShardPrefix(written, k, n)).filename().string() + kSuffix,
+                              fs::path(ShardPrefix(written, k, n)).filename().string(),
                               {shards_[k].names.begin(), shards_[k].names.end()}});
     CFX_RETURN_IF_ERROR(WriteIndex(env, written + kIndexSuffix, index));
   }
@@ -233,10 +274,11 @@ StatusOr<std::string> Saver::Save(ClientSession* session, const std::string& pre
 
 StatusOr<std::vector<std::string>> Saver::ShardPrefixes(const std::string& checkpoint) const {
   const size_t n = shards_.size();
-  if (fs::exists(checkpoint + kSuffix)) return std::vector<std::string>(n, checkpoint);
+  if (SingleCheckpointExists(checkpoint)) return std::vector<std::string>(n, checkpoint);
   if (!fs::exists(checkpoint + kIndexSuffix))
-    return errors::NotFound("no checkpoint ", checkpoint, ": neither ", checkpoint, kSuffix,
-                            " nor ", checkpoint, kIndexSuffix, " exists");
+    return errors::NotFound("no checkpoint ", checkpoint, ": none of ", checkpoint, kBundleIndex,
+                            ", ", checkpoint, kIndexSuffix, " (sharded) or ", checkpoint,
+                            kLegacySuffix, " exists");
   CFX_ASSIGN_OR_RETURN(Index index, ReadIndex(checkpoint + kIndexSuffix));
   if (index.shards.size() != n)
     return errors::FailedPrecondition(
@@ -258,10 +300,11 @@ StatusOr<std::vector<std::string>> Saver::ShardPrefixes(const std::string& check
           " here, but in ", checkpoint, " it ", where,
           ": restore it onto a cluster of the same shape");
     }
-    std::string file = e.file;
-    if (file.size() > sizeof(kSuffix) - 1 &&
-        file.compare(file.size() - (sizeof(kSuffix) - 1), sizeof(kSuffix) - 1, kSuffix) == 0)
-      file.resize(file.size() - (sizeof(kSuffix) - 1));
+    std::string file = e.file;  // a shard's prefix (earlier indexes named its .cfxckpt file)
+    if (file.size() > sizeof(kLegacySuffix) - 1 &&
+        file.compare(file.size() - (sizeof(kLegacySuffix) - 1), sizeof(kLegacySuffix) - 1,
+                     kLegacySuffix) == 0)
+      file.resize(file.size() - (sizeof(kLegacySuffix) - 1));
     prefixes.push_back((dir / file).string());
   }
   return prefixes;
@@ -283,19 +326,24 @@ Status Saver::UpdateState(Env* env, const std::string& written) {
     kept.erase(kept.begin());
   }
   std::ostringstream out;
-  out << "model_checkpoint_path: " << Quoted(written) << "\n";
-  for (const std::string& k : kept) out << "all_model_checkpoint_paths: " << Quoted(k) << "\n";
+  out << "model_checkpoint_path: " << Quoted(StatePath(dir, written)) << "\n";
+  for (const std::string& k : kept)
+    out << "all_model_checkpoint_paths: " << Quoted(StatePath(dir, k)) << "\n";
   // The state names the new checkpoint before the old ones go: a crash in between leaves
   // files that nothing names, never a state that names a deleted checkpoint.
   CFX_RETURN_IF_ERROR(WriteFileAtomically(env, (fs::path(dir) / kStateFile).string(), out.str()));
   kept_ = std::move(kept);
   for (const std::string& old : dropped) {
-    (void)env->DeleteFile(old + kSuffix);
+    DeleteCheckpointFiles(env, old);
     if (auto index = ReadIndex(old + kIndexSuffix); index.ok()) {
       // The index first: a checkpoint without all its shards is gone.
       (void)env->DeleteFile(old + kIndexSuffix);
-      for (const Index::Entry& e : index->shards)
-        (void)env->DeleteFile((fs::path(old).parent_path() / e.file).string());
+      for (const Index::Entry& e : index->shards) {
+        std::string file = (fs::path(old).parent_path() / e.file).string();
+        if (file.size() > 8 && file.compare(file.size() - 8, 8, kLegacySuffix) == 0)
+          file.resize(file.size() - 8);
+        DeleteCheckpointFiles(env, file);
+      }
     }
   }
   return Status();
@@ -313,10 +361,10 @@ Status Saver::Restore(ClientSession* session, const std::string& checkpoint) {
 
 StatusOr<std::string> LatestCheckpoint(const std::string& dir) {
   CFX_ASSIGN_OR_RETURN(State st, ReadState(dir));
-  if (!fs::exists(st.latest + kSuffix) && !fs::exists(st.latest + kIndexSuffix))
-    return errors::NotFound("the checkpoint state in ", dir, " names ", st.latest,
-                            ", but ", st.latest, kSuffix, " (or ", kIndexSuffix,
-                            ", sharded) does not exist");
+  if (!SingleCheckpointExists(st.latest) && !fs::exists(st.latest + kIndexSuffix))
+    return errors::NotFound("the checkpoint state in ", dir, " names ", st.latest, ", but ",
+                            st.latest, kBundleIndex, " (or ", kIndexSuffix, ", sharded) does not "
+                            "exist");
   return st.latest;
 }
 

@@ -80,6 +80,7 @@ void RegisterQueueKernels(KernelRegistry* r);        // queues
 void RegisterAccumulatorKernels(KernelRegistry* r);  // ConditionalAccumulator family
 void RegisterReaderKernels(KernelRegistry* r);       // FixedLengthRecordReaderV2, ReaderRead*V2
 void RegisterSummaryKernels(KernelRegistry* r);      // ScalarSummary, ..., MergeSummary
+void RegisterCheckpointKernels(KernelRegistry* r);   // SaveV2, RestoreV2, MergeV2Checkpoints
 void RegisterControlFlowKernels(KernelRegistry* r);  // Switch, Merge, Enter, Exit, ...
 void RegisterTensorArrayKernels(KernelRegistry* r);  // TensorArrayV3 family
 void RegisterListKernels(KernelRegistry* r);         // EmptyTensorList, TensorListPushBack, ...

@@ -205,7 +205,7 @@ class FromTensorKernel : public ListKernel {
   }
 };
 
-class StackKernel : public ListKernel {
+class TensorListStackKernel : public ListKernel {
  public:
   Status Init(const NodeDef& node, const OpDef& op) override {
     CFX_RETURN_IF_ERROR(ListKernel::Init(node, op));
@@ -746,7 +746,7 @@ void RegisterListKernels(KernelRegistry* r) {
   reg(BuiltinKernelDef<ResizeKernel>("TensorListResize", "CPU", false, cheap));
   // These copy whole tensors, or the lists of a batch: not inexpensive.
   reg(BuiltinKernelDef<FromTensorKernel>("TensorListFromTensor", "CPU", false, 0));
-  reg(BuiltinKernelDef<StackKernel>("TensorListStack", "CPU", false, 0));
+  reg(BuiltinKernelDef<TensorListStackKernel>("TensorListStack", "CPU", false, 0));
   reg(BuiltinKernelDef<GatherKernel>("TensorListGather", "CPU", false, 0));
   reg(BuiltinKernelDef<ScatterIntoExistingKernel>("TensorListScatterIntoExistingList", "CPU",
                                                   false, 0));

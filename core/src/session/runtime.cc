@@ -311,6 +311,7 @@ Status Runtime::LoadConfiguredPlugins() {
   internal::RegisterStackKernels(&kernels_);
   internal::RegisterReaderKernels(&kernels_);
   internal::RegisterSummaryKernels(&kernels_);
+  internal::RegisterCheckpointKernels(&kernels_);
   internal::RegisterControlFlowKernels(&kernels_);
   internal::RegisterCollectiveKernels(&kernels_, "CPU");
   plugins_ = std::make_unique<PluginManager>(&ops_, &kernels_, config_.plugin_paths);

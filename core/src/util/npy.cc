@@ -38,7 +38,7 @@ constexpr NpyType kTypes[] = {
 
 constexpr const char* kSupported =
     "expected one of b1 i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 c8 c16 with byte order '<', '>', '|' "
-    "or '='";
+    "or '=', or a fixed-width string: S<n> (bytes) or U<n> (text)";
 
 struct Header {
   std::string descr;
@@ -180,8 +180,12 @@ StatusOr<std::pair<NpyType, char>> ParseDescr(const std::string& descr) {
   if (rest == "?") return std::make_pair(kTypes[0], order);
   char kind = rest.front();
   rest.remove_prefix(1);
-  if (kind == 'S' || kind == 'U' || kind == 'a' || kind == 'O' || kind == 'V')
-    return bad("string, object and void arrays have no Conflux dtype");
+  if (kind == 'O')
+    return errors::InvalidArgument(
+        "object arrays (descr '", descr, "') hold Python objects, not data; save strings as "
+        "fixed-width bytes or text instead: numpy.save(f, numpy.asarray(a, dtype=bytes)) or "
+        "numpy.asarray(a, dtype=str)");
+  if (kind == 'V') return bad("void (structured) arrays have no Conflux dtype");
   if (kind == 'M' || kind == 'm') return bad("datetime arrays have no Conflux dtype");
   if (rest.empty() || rest.size() > 2 ||
       !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -218,6 +222,94 @@ void SwapWords(char* data, size_t bytes, size_t word) {
   for (size_t i = 0; i + word <= bytes; i += word) std::reverse(data + i, data + i + word);
 }
 
+// A fixed-width string descr ("|S5", "<U7", "|a3"): kind 'S' or 'U', characters per element and
+// byte order; nullopt for any other descr.
+struct StringDescr {
+  char kind;
+  size_t width;
+  char order;
+};
+std::optional<StringDescr> ParseStringDescr(const std::string& descr) {
+  std::string_view rest = descr;
+  char order = '|';
+  if (!rest.empty() && std::string_view("<>|=").find(rest.front()) != std::string_view::npos) {
+    order = rest.front();
+    rest.remove_prefix(1);
+  }
+  if (rest.empty() || (rest.front() != 'S' && rest.front() != 'U' && rest.front() != 'a'))
+    return std::nullopt;
+  const char kind = rest.front() == 'U' ? 'U' : 'S';
+  rest.remove_prefix(1);
+  if (rest.empty() || rest.size() > 9 ||
+      !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  if (order == '=' || order == '|') order = kNativeOrder;
+  return StringDescr{kind, std::stoul(std::string(rest)), order};
+}
+
+// Appends code point `c` as UTF-8; false for one outside Unicode or a surrogate.
+bool AppendUtf8(uint32_t c, std::string* out) {
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return false;
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+  return true;
+}
+
+// A string tensor from the elements of a fixed-width array: bytes ('S', trailing NULs dropped,
+// as numpy reads them) or UTF-32 text ('U', encoded as UTF-8).
+StatusOr<Tensor> ParseStrings(const StringDescr& d, const TensorShape& shape,
+                              std::string_view body, const std::string& descr) {
+  const int64_t n = shape.num_elements();
+  const size_t char_size = d.kind == 'U' ? 4 : 1;
+  if (d.width > 0 && static_cast<uint64_t>(n) > body.size() / (d.width * char_size) + 1)
+    return errors::InvalidArgument("payload size mismatch: ", body.size(), " bytes of data for ",
+                                   descr, " with shape ", shape.ToString());
+  const size_t payload = static_cast<size_t>(n) * d.width * char_size;
+  if (body.size() != payload)
+    return errors::InvalidArgument("payload size mismatch: ", body.size(), " bytes of data, expected ",
+                                   payload, " for ", descr, " with shape ", shape.ToString());
+  Tensor t(DT_STRING, shape);
+  for (int64_t i = 0; i < n; ++i) {
+    std::string_view e = body.substr(static_cast<size_t>(i) * d.width * char_size, d.width * char_size);
+    std::string& out = t.at<std::string>(i);
+    if (d.kind == 'S') {
+      size_t len = e.size();
+      while (len > 0 && e[len - 1] == '\0') --len;
+      out.assign(e.data(), len);
+      continue;
+    }
+    size_t chars = d.width;
+    auto code = [&](size_t k) {
+      uint32_t c = 0;
+      for (int b = 0; b < 4; ++b) {
+        const int shift = d.order == '>' ? 8 * (3 - b) : 8 * b;
+        c |= static_cast<uint32_t>(static_cast<unsigned char>(e[k * 4 + b])) << shift;
+      }
+      return c;
+    };
+    while (chars > 0 && code(chars - 1) == 0) --chars;
+    for (size_t k = 0; k < chars; ++k)
+      if (!AppendUtf8(code(k), &out))
+        return errors::InvalidArgument("element ", i, " of the ", descr,
+                                       " array holds code point ", code(k),
+                                       ", which is not Unicode text");
+  }
+  return t;
+}
+
 }  // namespace
 
 StatusOr<Tensor> ParseNpy(std::string_view data, std::string_view source) {
@@ -248,6 +340,13 @@ StatusOr<Tensor> ParseNpy(std::string_view data, std::string_view source) {
     return fail(errors::Unimplemented(
         "fortran_order True (column-major) arrays are not supported; save a C-order array, "
         "e.g. numpy.save(f, numpy.ascontiguousarray(a))"));
+  if (auto sd = ParseStringDescr(header.descr)) {
+    auto shape = TensorShape::Make(header.shape);
+    if (!shape.ok()) return fail(shape.status());
+    auto t = ParseStrings(*sd, *shape, data.substr(prefix + header_len), header.descr);
+    if (!t.ok()) return fail(t.status());
+    return t;
+  }
   auto descr = ParseDescr(header.descr);
   if (!descr.ok()) return fail(descr.status());
   const auto [type, order] = *descr;
@@ -275,6 +374,17 @@ StatusOr<Tensor> ParseNpy(std::string_view data, std::string_view source) {
 
 StatusOr<std::string> SerializeNpy(const Tensor& t) {
   std::optional<NpyType> type = TypeFor(t.dtype());
+  std::string strings;  // a string tensor's elements, each padded to the widest
+  if (t.dtype() == DT_STRING) {
+    size_t width = 1;  // numpy's narrowest is S1
+    for (int64_t i = 0; i < t.num_elements(); ++i) width = std::max(width, t.at<std::string>(i).size());
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      const std::string& e = t.at<std::string>(i);
+      strings += e;
+      strings.append(width - e.size(), '\0');
+    }
+    type = NpyType{'S', width, DT_STRING};
+  }
   if (!type)
     return errors::Unimplemented("cannot write a ", DataTypeString(t.dtype()),
                                  " tensor as .npy: NumPy has no such dtype",
@@ -286,7 +396,7 @@ StatusOr<std::string> SerializeNpy(const Tensor& t) {
         "cannot write a tensor in device memory as .npy; copy it to the host first");
   // The same header numpy.save writes, byte for byte.
   std::string dict = "{'descr': '";
-  dict += type->size == 1 ? '|' : kNativeOrder;
+  dict += type->size == 1 || type->kind == 'S' ? '|' : kNativeOrder;
   dict += StrCat(type->kind, type->size, "', 'fortran_order': False, 'shape': (");
   for (int i = 0; i < t.rank(); ++i) dict += StrCat(i ? ", " : "", t.dim(i));
   dict += t.rank() == 1 ? ",), }" : "), }";
@@ -315,7 +425,11 @@ StatusOr<std::string> SerializeNpy(const Tensor& t) {
   out += dict;
   out.append(header_len - dict.size() - 1, ' ');
   out.push_back('\n');
-  if (t.num_elements() > 0) out.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+  if (t.dtype() == DT_STRING) {
+    out += strings;
+  } else if (t.num_elements() > 0) {
+    out.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+  }
   return out;
 }
 

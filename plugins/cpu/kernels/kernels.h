@@ -20,7 +20,6 @@ void RegisterRandomKernels(sdk::Plugin& p);     // RandomUniform, RandomStandard
 void RegisterLinalgKernels(sdk::Plugin& p);     // MatrixInverse, MatrixDeterminant, BatchMatMulV2
 void RegisterAssertPrintKernels(sdk::Plugin& p);    // Assert, Print
 void RegisterCheckNumericsKernels(sdk::Plugin& p);  // CheckNumerics
-void RegisterCheckpointKernels(sdk::Plugin& p);     // SaveV2, RestoreV2
 void RegisterTrainingKernels(sdk::Plugin& p);  // (Resource)Apply{GradientDescent, Momentum, Adam,
                                                // RMSProp}
 void RegisterSegmentKernels(sdk::Plugin& p);   // UnsortedSegmentSum

@@ -93,8 +93,9 @@ void RegisterIoOps(OpRegistry* r) {
                        .Attr("dtypes: list(type) >= 1")
                        .SetIsStateful(true)
                        .SetShapeFn(CheckCheckpointInputs)
-                       .Summary("Writes `tensors` under `tensor_names` to the checkpoint "
-                                "`<prefix>.cfxckpt`, replacing it atomically."));
+                       .Summary("Writes `tensors` under `tensor_names` to the tensor bundle "
+                                "`<prefix>.index` + `<prefix>.data-00000-of-00001` "
+                                "(TensorFlow's format), each file replaced atomically."));
   r->RegisterOrDie(OpDefBuilder("RestoreV2")
                        .Input("prefix: string")
                        .Input("tensor_names: string")
@@ -106,7 +107,32 @@ void RegisterIoOps(OpRegistry* r) {
                          CFX_RETURN_IF_ERROR(CheckCheckpointInputs(c));
                          return UnknownShape(c);
                        })
-                       .Summary("Reads `tensor_names` from the checkpoint `<prefix>.cfxckpt`."));
+                       .Summary("Reads `tensor_names` (or the slices `shape_and_slices` name) "
+                                "from the tensor bundle `<prefix>`, or from an earlier Conflux "
+                                "checkpoint `<prefix>.cfxckpt`."));
+  r->RegisterOrDie(OpDefBuilder("MergeV2Checkpoints")
+                       .Input("checkpoint_prefixes: string")
+                       .Input("destination_prefix: string")
+                       .Attr("delete_old_dirs: bool = true")
+                       .Attr("allow_missing_files: bool = false")
+                       .SetIsStateful(true)
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         CFX_RETURN_IF_ERROR(c.WithRank(0, 1).status());
+                         return c.WithRank(1, 0).status();
+                       })
+                       .Summary("Merges the tensor bundles `checkpoint_prefixes` into one at "
+                                "`destination_prefix`."));
+  r->RegisterOrDie(OpDefBuilder("ShardedFilename")
+                       .Input("basename: string")
+                       .Input("shard: int32")
+                       .Input("num_shards: int32")
+                       .Output("filename: string")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         for (int i = 0; i < 3; ++i) CFX_RETURN_IF_ERROR(c.WithRank(i, 0).status());
+                         c.set_output(0, PartialTensorShape(std::vector<int64_t>{}));
+                         return Status();
+                       })
+                       .Summary("\"<basename>-<shard>-of-<num_shards>\", five digits each."));
 }
 
 }  // namespace cfx::internal

@@ -28,7 +28,7 @@ StatusOr<PartialTensorShape> ElementShapeInput(const InferenceContext& c, int i)
 }
 
 // [leading] + element; unknown rank when element's rank is unknown.
-PartialTensorShape Prepend(int64_t leading, const PartialTensorShape& element) {
+PartialTensorShape PrependDim(int64_t leading, const PartialTensorShape& element) {
   if (element.unknown_rank()) return PartialTensorShape::UnknownRank();
   std::vector<int64_t> dims{leading};
   dims.insert(dims.end(), element.dims().begin(), element.dims().end());
@@ -108,7 +108,7 @@ void RegisterListOps(OpRegistry* r) {
                          int64_t n = -1;
                          CFX_RETURN_IF_ERROR(c.GetAttr("num_elements", &n));
                          CFX_ASSIGN_OR_RETURN(PartialTensorShape e, ElementShapeInput(c, 1));
-                         c.set_output(0, Prepend(n, e));
+                         c.set_output(0, PrependDim(n, e));
                          return Status();
                        })
                        .Summary("The elements of the list stacked along a new dimension 0."));
@@ -186,7 +186,7 @@ void RegisterListOps(OpRegistry* r) {
                          CFX_RETURN_IF_ERROR(c.WithRank(0, 0).status());
                          CFX_ASSIGN_OR_RETURN(PartialTensorShape indices, c.WithRank(1, 1));
                          CFX_ASSIGN_OR_RETURN(PartialTensorShape e, ElementShapeInput(c, 2));
-                         c.set_output(0, Prepend(indices.dim(0), e));
+                         c.set_output(0, PrependDim(indices.dim(0), e));
                          return Status();
                        })
                        .Summary("The elements at `indices`, stacked."));
