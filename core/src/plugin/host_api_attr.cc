@@ -37,9 +37,28 @@ void AttrGetFloat(const cfx_attrs* a, const char* name, float* out, cfx_status* 
 void AttrGetBool(const cfx_attrs* a, const char* name, uint8_t* out, cfx_status* s) {
   if (auto* v = FindAttr(a, name, AttrValue::Kind::kBool, "bool", s)) *out = v->b ? 1 : 0;
 }
+// OK when `t` is a value of cfx_dtype: a base type up to CFX_UINT64. A graph may hold others (a
+// reference type such as DT_FLOAT_REF = 101, or any number a GraphDef carries); converting one
+// to the enum would be undefined behaviour, so it is an error naming the node, the attr and the
+// value.
+bool CheckAbiType(const cfx_attrs* a, const char* name, DataType t, int64_t index, cfx_status* s) {
+  const int v = static_cast<int>(t);
+  if (v > static_cast<int>(DT_INVALID) && v <= static_cast<int>(CFX_UINT64) && IsValidDataType(v))
+    return true;
+  const std::string where = index < 0 ? "" : StrCat(" element ", index);
+  SetError(s, errors::InvalidArgument(
+                  "node ", a->node->name, " (op ", a->op->name, "): attr '", name, "'", where,
+                  " is ", IsRefType(t) ? "the reference type " : "the type code ", v,
+                  IsRefType(t) && IsValidDataType(BaseType(t))
+                      ? " (" + DataTypeString(BaseType(t)) + "_ref)"
+                      : std::string(),
+                  "; expected a DataType of a value (1 to ", static_cast<int>(CFX_UINT64), ")"));
+  return false;
+}
+
 void AttrGetType(const cfx_attrs* a, const char* name, cfx_dtype* out, cfx_status* s) {
   if (auto* v = FindAttr(a, name, AttrValue::Kind::kType, "type", s))
-    *out = static_cast<cfx_dtype>(v->type);
+    if (CheckAbiType(a, name, v->type, -1, s)) *out = static_cast<cfx_dtype>(v->type);
 }
 void AttrGetString(const cfx_attrs* a, const char* name, const char** data, size_t* size,
                    cfx_status* s) {
@@ -88,7 +107,11 @@ void AttrGetFloatList(const cfx_attrs* a, const char* name, float* out, int64_t 
 }
 void AttrGetTypeList(const cfx_attrs* a, const char* name, cfx_dtype* out, int64_t max,
                      cfx_status* s) {
-  if (auto* v = FindList(a, name, s)) CopyList(a, name, v->list.type, out, max, s);
+  const AttrValue* v = FindList(a, name, s);
+  if (v == nullptr) return;
+  for (size_t i = 0; i < v->list.type.size(); ++i)
+    if (!CheckAbiType(a, name, v->list.type[i], static_cast<int64_t>(i), s)) return;
+  CopyList(a, name, v->list.type, out, max, s);
 }
 void AttrGetStringListItem(const cfx_attrs* a, const char* name, int64_t index,
                            const char** data, size_t* size, cfx_status* s) {

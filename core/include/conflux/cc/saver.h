@@ -5,9 +5,11 @@
 //   auto latest = LatestCheckpoint("logs");                // "logs/model.ckpt-1200"
 //   if (latest.ok()) CFX_RETURN_IF_ERROR(saver.Restore(&session, *latest));
 //
-// Save writes "<prefix>-<step>.cfxckpt" (docs/checkpoint-format.md: written atomically, with
-// checksums), then records it in the directory's "checkpoint" file (TensorFlow's CheckpointState
-// text format: model_checkpoint_path and all_model_checkpoint_paths, newest last), and deletes
+// Save writes the tensor bundle "<prefix>-<step>" (.index and .data-00000-of-00001, TensorFlow's
+// format, which tf.train.load_checkpoint reads; docs/checkpoint-format.md: written atomically,
+// with checksums), then records it in the directory's "checkpoint" file (TensorFlow's
+// CheckpointState text format: model_checkpoint_path and all_model_checkpoint_paths, newest
+// last, relative to the folder, so tf.train.latest_checkpoint finds it), and deletes
 // the oldest checkpoints beyond max_to_keep. Every file goes through the runtime's Env
 // (Runtime::env): the index and the state file are replaced atomically (written aside, synced,
 // renamed, the folder synced), so a crash or a failed write at any point leaves the previous
@@ -18,7 +20,7 @@
 //
 // Sharded (variables on several tasks of a cluster, e.g. parameter servers or data-parallel
 // replicas): each task saves its own variables, on its own file system, to
-// "<prefix>-<step>-shard-<k>-of-<n>.cfxckpt" (shard k = the k-th task in the order of the tasks'
+// the bundle "<prefix>-<step>-shard-<k>-of-<n>" (shard k = the k-th task in the order of the tasks'
 // names), and the chief then writes the index "<prefix>-<step>.cfxindex" naming the shards and
 // the variables in each (docs/checkpoint-format.md); a checkpoint is complete once its index
 // exists. Restore puts each variable back from the shard of its task, and requires a cluster of
