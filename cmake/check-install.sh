@@ -5,14 +5,15 @@
 #   device  examples/out-of-tree-device: the TOYDEV device runs a graph, reports "no device" when
 #           configured with none, and fails cleanly when its memory is exhausted;
 #   transport  examples/out-of-tree-transport: the CLI lists its transport and collectives, and
-#           the installed mpi transport plugin's (when the build has it).
-# usage: check-install.sh BUILD_DIR [plugin|device|transport]...   (default: all)
+#           the installed mpi transport plugin's (when the build has it);
+#   serve   examples/serve_savedmodel: serves a SavedModel TensorFlow exported from 4 threads.
+# usage: check-install.sh BUILD_DIR [plugin|device|transport|serve]...   (default: all)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:?usage: check-install.sh BUILD_DIR [plugin|device]...}"
 shift
 examples=("$@")
-[ ${#examples[@]} -gt 0 ] || examples=(plugin device transport)
+[ ${#examples[@]} -gt 0 ] || examples=(plugin device transport serve)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
@@ -20,9 +21,13 @@ conflux="$work/prefix/bin/conflux"
 
 # build_example SOURCE_DIR BINARY_DIR: configure and build against the installed package.
 build_example() {
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release \
-    > "$work/configure.log"
-  cmake --build "$2" > "$work/build.log"
+  if ! cmake -S "$1" -B "$2" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+      -DCMAKE_BUILD_TYPE=Release > "$work/configure.log" 2>&1; then
+    cat "$work/configure.log"; echo "FAIL: configuring $1 against the install"; exit 1
+  fi
+  if ! cmake --build "$2" > "$work/build.log" 2>&1; then
+    cat "$work/build.log"; echo "FAIL: building $1 against the install"; exit 1
+  fi
 }
 
 # expect OUTPUT TEXT WHAT: fails with WHAT unless OUTPUT contains the line fragment TEXT.
@@ -106,11 +111,23 @@ check_transport() {
   fi
 }
 
+check_serve() {
+  build_example "$root/examples/serve_savedmodel" "$work/serve"
+  local result
+  result="$(CONFLUX_PLUGIN_PATH="$work/prefix/lib/conflux/plugins" "$work/serve/serve_savedmodel" \
+    "$root/tests/fixtures/savedmodel/keras_mlp" --threads 4 --requests 200)"
+  echo "$result"
+  expect "$result" "signature serving_default: 1 inputs, 1 outputs" "model not loaded"
+  expect "$result" "200 requests on 4 threads" "requests not served"
+  expect "$result" "latency us: p50" "no latency percentiles"
+}
+
 for example in "${examples[@]}"; do
   case "$example" in
     plugin) check_plugin ;;
     device) check_device ;;
     transport) check_transport ;;
+    serve) check_serve ;;
     *) echo "unknown example '$example' (expected plugin, device or transport)"; exit 2 ;;
   esac
   echo "install check passed: $example"

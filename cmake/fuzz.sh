@@ -7,7 +7,7 @@
 # (replay: build-fuzz/bin/<target>_fuzzer FILE).
 #
 #   cmake/fuzz.sh [SECONDS] [TARGET...]
-#     targets: graphdef tensor_proto config npy checkpoint records events graph_run plugin_file
+#     targets: graphdef tensor_proto config npy checkpoint records events graph_run plugin_file saved_model
 #
 # Build folder: build-fuzz/ (CONFLUX_FUZZ_BUILD_DIR); jobs: CONFLUX_JOBS (default: all cores);
 # CONFLUX_FUZZ_SEED: libFuzzer's -seed (default 0: a new one each run; CI fixes it, so that a
@@ -23,7 +23,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(graphdef tensor_proto config npy checkpoint records events graph_run plugin_file)
+  targets=(graphdef tensor_proto config npy checkpoint records events graph_run plugin_file saved_model)
 fi
 
 # clang and its sanitizer and libFuzzer runtimes, with the project's other dependencies.

@@ -31,6 +31,15 @@ inline Config FuzzConfig() {
   return config;
 }
 
+// The graph limits of the targets that run whole graphs: `graph_bytes` and `nodes`, messages
+// nested at most 64 deep, lists of at most 65,536.
+inline void SetGraphLimits(Config* config, int64_t graph_bytes, int64_t nodes) {
+  config->limits.max_graph_bytes = graph_bytes;
+  config->limits.max_nodes = nodes;
+  config->limits.max_nesting_depth = 64;
+  config->limits.max_attr_list_length = 65536;
+}
+
 // FuzzConfig with the CPU plugin alone: for targets whose kernels are the core's or the CPU
 // plugin's (checkpoint, records).
 inline Config CpuOnlyFuzzConfig() {

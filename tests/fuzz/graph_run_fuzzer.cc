@@ -1,8 +1,13 @@
-// libFuzzer target: a whole graph from fuzzed bytes, run. The bytes are parsed as a binary
-// GraphDef under the config's limits, a Session is created on a Runtime with the CPU and ops-nn
-// plugins and a device memory_limit, and one step runs the whole graph (output 0 of every sink
-// fetched, see FetchesAndTargets) under a step timeout. Every input must end in outputs or an error
-// status: never a crash, a hang past the timeout, or an allocation beyond the limits.
+// libFuzzer target: a whole graph from fuzzed bytes, run. The bytes are parsed as a GraphDef
+// under the config's limits, a Session is created on a Runtime with the CPU and ops-nn plugins
+// and a device memory_limit, and one step runs the whole graph (output 0 of every sink fetched,
+// see FetchesAndTargets) with the input's feeds under a step timeout. Every input must end in
+// outputs or an error status: never a crash, a hang past the timeout, or an allocation beyond the
+// limits.
+//
+// An input is a binary GraphDef, or (first byte 0xFF, which no GraphDef begins with: wire type 7
+// does not exist) a framed one, see ParseInput: a flags byte (bit 0: the graph is protobuf text),
+// the graph's length and bytes, then feeds, each a tensor name and a .npy file's bytes.
 //
 // What a graph writes stays in a scratch directory (the runtime's Env, through which SaveV2 and
 // the Saver write, is confined to it); the directory is emptied and every resource container the
@@ -23,6 +28,7 @@
 
 #include "conflux/env.h"
 #include "conflux/graph_def.h"
+#include "conflux/npy.h"
 #include "conflux/runtime.h"
 #include "conflux/session.h"
 #include "fuzz_runtime.h"
@@ -93,10 +99,7 @@ Harness& TheHarness() {
     h->dir = std::make_unique<ScratchDir>("graph_run");
     h->env = std::make_unique<ConfinedEnv>(h->dir->path());
     Config config = FuzzConfig();
-    config.limits.max_graph_bytes = int64_t{1} << 20;
-    config.limits.max_nodes = 10000;
-    config.limits.max_nesting_depth = 64;
-    config.limits.max_attr_list_length = 65536;
+    SetGraphLimits(&config, int64_t{1} << 20, 10000);
     h->runtime = CreateRuntimeOrDie(config, "graph_run_fuzzer");
     h->runtime->set_env(h->env.get());
     return h;
@@ -145,6 +148,50 @@ void DropResources(const Runtime& runtime, const GraphDef& graph) {
     for (const std::string& c : containers) device->resource_mgr()->Cleanup(c);
 }
 
+// A fuzz input: the graph's bytes and format, and the feeds (tensor name -> .npy bytes).
+struct Input {
+  std::string_view graph;
+  GraphFormat format = GraphFormat::kBinary;
+  std::vector<std::pair<std::string_view, std::string_view>> feeds;
+};
+
+// Framed inputs: 0xFF, flags, u32 graph length (little-endian), the graph, then any number of
+// feeds: u8 name length, the name, u32 .npy length, the .npy bytes. A frame that runs past the
+// end is cut where it stops (what remains is dropped). Anything else is a binary GraphDef.
+Input ParseInput(std::string_view data) {
+  Input in;
+  if (data.empty() || static_cast<uint8_t>(data[0]) != 0xFF) {
+    in.graph = data;
+    return in;
+  }
+  size_t pos = 1;
+  auto u32 = [&](uint32_t* v) {
+    if (data.size() - pos < 4) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) *v |= uint32_t{static_cast<uint8_t>(data[pos + i])} << (8 * i);
+    pos += 4;
+    return true;
+  };
+  auto bytes = [&](size_t n, std::string_view* out) {
+    if (data.size() - pos < n) return false;
+    *out = data.substr(pos, n);
+    pos += n;
+    return true;
+  };
+  if (pos >= data.size()) return in;
+  const uint8_t flags = static_cast<uint8_t>(data[pos++]);
+  in.format = (flags & 1) ? GraphFormat::kText : GraphFormat::kBinary;
+  uint32_t length = 0;
+  if (!u32(&length) || !bytes(length, &in.graph)) return in;
+  while (pos < data.size()) {
+    const size_t name_length = static_cast<uint8_t>(data[pos++]);
+    std::string_view name, npy;
+    if (!bytes(name_length, &name) || !u32(&length) || !bytes(length, &npy)) break;
+    in.feeds.emplace_back(name, npy);
+  }
+  return in;
+}
+
 }  // namespace
 }  // namespace cfx::fuzz
 
@@ -158,10 +205,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Harness& h = fuzz::TheHarness();
   // CONFLUX_FUZZ_VERBOSE=1 prints how each input ended, for replaying one by hand.
   static const bool verbose = std::getenv("CONFLUX_FUZZ_VERBOSE") != nullptr;
-  auto graph = ParseGraphDef(std::string_view(reinterpret_cast<const char*>(data), size),
-                             GraphFormat::kBinary, h.runtime->config().limits);
+  const fuzz::Input input =
+      fuzz::ParseInput(std::string_view(reinterpret_cast<const char*>(data), size));
+  auto graph = ParseGraphDef(input.graph, input.format, h.runtime->config().limits);
   Status status = graph.status();
-  if (graph.ok()) {
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [name, npy] : input.feeds) {
+    auto t = ParseNpy(npy, "feed.npy");
+    if (!t.ok()) {
+      status = t.status();
+      break;
+    }
+    feeds.emplace_back(std::string(name), std::move(*t));
+  }
+  if (graph.ok() && status.ok()) {
     {  // the session closes before its resources go
       auto session = Session::Create(h.runtime.get(), *graph);
       status = session.status();
@@ -171,7 +228,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         RunOptions options;
         options.timeout_ms = fuzz::kStepTimeoutMs;
         std::vector<Tensor> outputs;
-        status = (*session)->Run(options, {}, fetches, targets, &outputs, nullptr);
+        status = (*session)->Run(options, feeds, fetches, targets, &outputs, nullptr);
       }
     }
     fuzz::DropResources(*h.runtime, *graph);

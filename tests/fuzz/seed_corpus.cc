@@ -11,7 +11,10 @@
 //              one TensorBoard wrote (tests/fixtures/events), after the mode byte 1;
 // graph_run/   the GraphDef fixtures (tests/fixtures/graphs, tests/fixtures/control_flow) with
 //              each fed Placeholder replaced by a Const of its fixture input, and a small
-//              network of ops-nn ops with a variable and SaveV2; binary GraphDefs;
+//              network of ops-nn ops with a variable and SaveV2, binary GraphDefs; and the
+//              fixtures in the framed form (graph_run_fuzzer.cc), binary and text, with their
+//              Placeholders fed from the fixture's .npy; a graph of out-of-range type attrs
+//              (also in graphdef/, after the binary-format byte);
 // plugin_file/ the smallest ELF shared object the loader's checks accept (two segments, a
 //              dynamic section, two section headers) and the first 4 KiB of the CPU plugin.
 // Exits non-zero, naming what failed, on any error.
@@ -257,6 +260,52 @@ GraphDef NetworkGraph() {
   return b.graph();
 }
 
+// Type attrs no kernel knows, one per graph so that each reaches its own checks: a reference type
+// (DT_FLOAT_REF = 101) on a Const, a code past the last dtype on a Cast, a list with both on an
+// IdentityN, a negative code on a Neg; for the graph and kernel fuzzers to start from.
+std::vector<std::pair<std::string, GraphDef>> EnumAttrGraphs() {
+  auto type = [](int code) { return AttrValue::Type(static_cast<DataType>(code)); };
+  std::vector<std::pair<std::string, GraphDef>> graphs;
+  {
+    test::GraphBuilder b;
+    b.Const("ref_const", Filled(DT_FLOAT, TensorShape({2}))).attr["dtype"] = type(101);
+    graphs.emplace_back("enum_ref_const", b.graph());
+  }
+  auto with_x = [&](const char* name, const std::string& op, const std::vector<std::string>& in,
+                    std::map<std::string, AttrValue> attrs) {
+    test::GraphBuilder b;
+    b.Const("x", Filled(DT_FLOAT, TensorShape({2})));
+    b.Op("y", op, in, std::move(attrs));
+    graphs.emplace_back(name, b.graph());
+  };
+  with_x("enum_cast", "Cast", {"x"}, {{"SrcT", AttrValue::Type(DT_FLOAT)}, {"DstT", type(300)}});
+  with_x("enum_list", "IdentityN", {"x", "x", "x"},
+         {{"T", AttrValue::TypeList({DT_FLOAT, static_cast<DataType>(101),
+                                     static_cast<DataType>(199)})}});
+  with_x("enum_negative", "Neg", {"x"}, {{"T", type(-5)}});
+  return graphs;
+}
+
+void AppendU32(std::string* out, size_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+// graph_run_fuzzer's framed input: 0xFF, flags (1: text), the graph, then each feed.
+std::string Framed(const std::string& graph, bool text,
+                   const std::vector<std::pair<std::string, std::string>>& feeds) {
+  std::string out = "\xFF";
+  out.push_back(text ? 1 : 0);
+  AppendU32(&out, graph.size());
+  out += graph;
+  for (const auto& [name, npy] : feeds) {
+    out.push_back(static_cast<char>(name.size()));
+    out += name;
+    AppendU32(&out, npy.size());
+    out += npy;
+  }
+  return out;
+}
+
 void GraphSeeds(const fs::path& source_dir, const fs::path& out_dir) {
   const fs::path out = out_dir / "graph_run";
   fs::create_directories(out);
@@ -265,6 +314,15 @@ void GraphSeeds(const fs::path& source_dir, const fs::path& out_dir) {
     GraphDef g = Check(ReadGraphDefFile((graphs / (std::string(name) + ".pb")).string()), name);
     WriteGraph(out / (std::string(name) + ".pb"),
                WithConstInputs(g, {{"x", graphs / (std::string(name) + ".input.npy")}}));
+  }
+  for (const char* name : {"matmul_add", "while_loop"}) {
+    const fs::path base = graphs / name;
+    const std::vector<std::pair<std::string, std::string>> feeds = {
+        {"x:0", ReadBytes(base.string() + ".input.npy")}};
+    WriteBytes(out / (std::string(name) + ".fed.bin"),
+               Framed(ReadBytes(base.string() + ".pb"), false, feeds));
+    WriteBytes(out / (std::string(name) + ".fed.txt"),
+               Framed(ReadBytes(base.string() + ".pbtxt"), true, feeds));
   }
   WriteGraph(out / "constants.pb",
              Check(ReadGraphDefFile((graphs / "constants.pb").string()), "constants"));
@@ -292,6 +350,12 @@ void GraphSeeds(const fs::path& source_dir, const fs::path& out_dir) {
     WriteGraph(out / graph_file, WithConstInputs(g, feeds));
   }
   WriteGraph(out / "network.pb", NetworkGraph());
+  fs::create_directories(out_dir / "graphdef");
+  for (const auto& [name, graph] : EnumAttrGraphs()) {
+    WriteGraph(out / (name + ".pb"), graph);
+    WriteBytes(out_dir / "graphdef" / (name + ".bin"),
+               std::string(1, '\0') + SerializeGraphDef(graph, GraphFormat::kBinary));
+  }
 }
 
 // --- plugin_file ---

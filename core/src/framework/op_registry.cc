@@ -297,6 +297,8 @@ void RegisterStandardOps(OpRegistry* registry) {
   internal::RegisterDataFlowOps(registry);
   internal::RegisterListOps(registry);
   internal::RegisterCollectiveOps(registry);
+  internal::RegisterLookupOps(registry);
+  internal::RegisterStringOps(registry);
   internal::RegisterControlFlowOps(registry);
 }
 

@@ -32,6 +32,7 @@
 #include "proto/graph.pb.h"
 #include "proto/op_def.pb.h"
 #include "util/file.h"
+#include "util/proto_text_errors.h"
 
 namespace cfx {
 namespace {
@@ -567,19 +568,7 @@ StatusOr<std::string> TrySerialize(const GraphDef& graph, GraphFormat format, bo
 
 // --- files -------------------------------------------------------------------------------------
 
-// Keeps the first error of the text parser, as "line:column: message" (1-based).
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (!first_.empty()) return;
-    first_ = line < 0 ? message : StrCat(line + 1, ":", column + 1, ": ", message);
-  }
-  const std::string& first() const { return first_; }
-
- private:
-  std::string first_;
-};
+using internal::FirstErrorCollector;
 
 // Parses binary `data` with messages nested at most `depth` deep (protobuf's recursion limit).
 bool ParseBinary(std::string_view data, int depth, google::protobuf::Message* proto) {

@@ -1,6 +1,6 @@
 // The runtime's own kernels (call frame, Send/Recv, variables, queues, accumulators,
-// TensorArrays, stacks): OpKernels written against the runtime's KernelContext, registered by the
-// Runtime for every device type ("*") or for the CPU.
+// TensorArrays, stacks, lookup tables, strings): OpKernels written against the runtime's
+// KernelContext, registered by the Runtime for every device type ("*") or for the CPU.
 #ifndef CONFLUX_CORE_SRC_KERNELS_BUILTIN_H_
 #define CONFLUX_CORE_SRC_KERNELS_BUILTIN_H_
 
@@ -85,6 +85,8 @@ void RegisterControlFlowKernels(KernelRegistry* r);  // Switch, Merge, Enter, Ex
 void RegisterTensorArrayKernels(KernelRegistry* r);  // TensorArrayV3 family
 void RegisterListKernels(KernelRegistry* r);         // EmptyTensorList, TensorListPushBack, ...
 void RegisterStackKernels(KernelRegistry* r);        // StackV2 family
+void RegisterLookupTableKernels(KernelRegistry* r);  // HashTableV2, LookupTableFindV2, ...
+void RegisterStringKernels(KernelRegistry* r);       // StringJoin, ..., StaticRegexFullMatch
 // CollectiveReduceV2, ... on every device type: the CPU's run on the host collectives, another
 // type's on the collectives a plugin registered for its memory, or fail naming the missing ones.
 void RegisterCollectiveKernels(KernelRegistry* r,  // on `device_type`

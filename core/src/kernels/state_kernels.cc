@@ -1,10 +1,13 @@
 // Variables: VariableV2 and Assign (reference semantics, as in TensorFlow), resource variables
-// (VarHandleOp, ReadVariableOp, AssignVariableOp, VarIsInitializedOp, DestroyResourceOp), and
-// IsVariableInitialized. Variables live in the device's ResourceMgr. Arithmetic updates
-// (AssignAdd, AssignAddVariableOp, ...) are device kernels that reach variables through the ABI.
+// (VarHandleOp, ReadVariableOp, AssignVariableOp, VarIsInitializedOp, DestroyResourceOp,
+// DisableCopyOnRead, and ResourceGather on the CPU), and IsVariableInitialized. Variables live in
+// the device's ResourceMgr. Arithmetic updates (AssignAdd, AssignAddVariableOp, ...) are device
+// kernels that reach variables through the ABI.
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
+#include "conflux/sdk/shape_rules.h"
 #include "kernels/builtin.h"
 #include "runtime/copy_tensor.h"
 
@@ -200,6 +203,108 @@ class VarIsInitializedKernel : public BuiltinKernel {
   }
 };
 
+// TensorFlow's variables copy their buffer on a read while a sparse update may run
+// (copy-on-read mode); DisableCopyOnRead turns that off. A Conflux read shares the buffer and an
+// update copies it when shared, so there is nothing to turn off: the op only checks, as
+// TensorFlow's, that the variable exists.
+class DisableCopyOnReadKernel : public BuiltinKernel {
+ public:
+  void Compute(KernelContext* c) override {
+    auto var = VarFromHandle(c, 0, false, DT_INVALID);
+    if (!var.ok())
+      c->status = var.status().code() == Code::kNotFound
+                      ? errors::FailedPrecondition("Could not find variable: ",
+                                                   var.status().message(),
+                                                   " (it was never assigned or was deleted)")
+                      : var.status();
+  }
+};
+
+// "[1,2]": the position of flat element `flat` in a tensor of shape `dims`.
+std::string ResourceGatherPosition(const shape_rules::Dims& dims, int64_t flat) {
+  shape_rules::Dims index(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    index[d] = flat % dims[d];
+    flat /= dims[d];
+  }
+  return shape_rules::ListStr(index);
+}
+
+// ResourceGather: GatherV2 of the variable's value along axis batch_dims (CPU: the value is in
+// host memory). out = params.shape[:batch_dims] + indices.shape[batch_dims:] +
+// params.shape[batch_dims + 1:]. Every index is checked against its batch's rows (TensorFlow's
+// CPU kernel checks them against all rows of all batches); validate_indices is ignored, as by
+// TensorFlow's CPU kernel, which always checks.
+class ResourceGatherKernel : public BuiltinKernel {
+ public:
+  Status Init(const NodeDef& node, const OpDef& op) override {
+    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "dtype", &dtype_));
+    CFX_RETURN_IF_ERROR(GetNodeAttr(node, op, "batch_dims", &batch_dims_));
+    if (batch_dims_ < 0)
+      return errors::InvalidArgument("batch_dims is negative (", batch_dims_, ")");
+    if (dtype_ != DT_STRING && DataTypeSize(dtype_) == 0)
+      return errors::Unimplemented("ResourceGather of ", DataTypeString(dtype_),
+                                   " variables is not supported");
+    return Status();
+  }
+  void Compute(KernelContext* c) override { c->SetStatus(Gather(c)); }
+
+ private:
+  Status Gather(KernelContext* c) const {
+    CFX_ASSIGN_OR_RETURN(RefPtr<Var> var, VarFromHandle(c, 0, false, dtype_));
+    Tensor params;
+    {
+      std::shared_lock<std::shared_mutex> lock(var->mu());
+      if (!var->initialized())
+        return errors::FailedPrecondition("reading an uninitialized variable ", var->name);
+      params = *var->tensor();  // shares the buffer; updates copy on write
+    }
+    const Tensor& indices = c->input(1);
+    if (params.rank() == 0)
+      return errors::InvalidArgument("params must be at least 1 dimensional (variable ",
+                                     var->name, " holds a scalar)");
+    const shape_rules::Dims params_dims(params.shape().dims()), indices_dims(indices.shape().dims());
+    int64_t axis = batch_dims_, batch_dims = batch_dims_;
+    shape_rules::Dims out_dims;
+    shape_rules::GatherSizes sizes;
+    const std::string error = shape_rules::GatherShape(params_dims, indices_dims, &axis,
+                                                       &batch_dims, &out_dims, &sizes);
+    if (!error.empty())
+      return errors::InvalidArgument(error, " (variable ", var->name, ", batch_dims ",
+                                     batch_dims_, ")");
+    // Every index as int64, checked before anything is copied.
+    std::vector<int64_t> rows(static_cast<size_t>(indices.num_elements()));
+    for (int64_t i = 0; i < indices.num_elements(); ++i) {
+      rows[i] = indices.dtype() == DT_INT32 ? indices.data<int32_t>()[i] : indices.data<int64_t>()[i];
+      if (rows[i] < 0 || rows[i] >= sizes.axis_size)
+        return errors::InvalidArgument("indices", ResourceGatherPosition(indices_dims, i), " = ",
+                                       rows[i], " is not in [0, ", sizes.axis_size, ")");
+    }
+    CFX_ASSIGN_OR_RETURN(Tensor out,
+                         Tensor::Allocate(HostAllocator(), dtype_, TensorShape(out_dims)));
+    // out[b, k, :] = params[b, indices[b, k], :] (outer is 1: the axis is batch_dims).
+    const int64_t inner = sizes.inner;
+    for (int64_t r = 0; r < sizes.batch * sizes.per_batch; ++r) {
+      const int64_t b = r / sizes.per_batch;
+      const int64_t source = (b * sizes.axis_size + rows[r]) * inner;
+      if (dtype_ == DT_STRING) {
+        for (int64_t j = 0; j < inner; ++j)
+          out.data<std::string>()[r * inner + j] = params.data<std::string>()[source + j];
+      } else if (inner > 0) {
+        const size_t row_bytes = static_cast<size_t>(inner) * DataTypeSize(dtype_);
+        std::memcpy(static_cast<char*>(out.raw_data()) + r * row_bytes,
+                    static_cast<const char*>(params.raw_data()) + source * DataTypeSize(dtype_),
+                    row_bytes);
+      }
+    }
+    SetOutput(c, 0, std::move(out));
+    return Status();
+  }
+
+  DataType dtype_ = DT_INVALID;
+  int64_t batch_dims_ = 0;
+};
+
 class DestroyResourceKernel : public BuiltinKernel {
  public:
   Status Init(const NodeDef& node, const OpDef& op) override {
@@ -237,6 +342,9 @@ void RegisterStateKernels(KernelRegistry* r) {
                                                {"resource", "is_initialized"}));
   reg(BuiltinKernelDef<DestroyResourceKernel>("DestroyResourceOp", kAnyDeviceType, false, cheap,
                                               {"resource"}));
+  reg(BuiltinKernelDef<DisableCopyOnReadKernel>("DisableCopyOnRead", kAnyDeviceType, false, cheap,
+                                                {"resource"}));
+  reg(BuiltinKernelDef<ResourceGatherKernel>("ResourceGather", "CPU", false, 0, {"resource"}));
 }
 
 }  // namespace cfx::internal

@@ -7,7 +7,7 @@
 #include "conflux/saved_model.h"
 #include "conflux/types.h"
 #include "proto/saved_model.pb.h"
-#include "util/file.h"
+#include "saved_model/saved_model_proto.h"
 
 namespace cfx::internal {
 namespace {
@@ -46,19 +46,7 @@ void Tensors(std::ostringstream& out, const char* kind,
 
 StatusOr<std::string> DescribeSavedModel(const std::string& dir) {
   namespace fs = std::filesystem;
-  const fs::path binary = fs::path(dir) / "saved_model.pb";
-  if (!fs::exists(binary) && !IsSavedModelDir(dir))
-    return errors::NotFound("no SavedModel in ", dir, ": neither saved_model.pb nor ",
-                            "saved_model.pbtxt exists there");
-  ::conflux::SavedModel proto;
-  if (fs::exists(binary)) {
-    CFX_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(binary.string()));
-    if (!proto.ParseFromString(bytes))
-      return errors::DataLoss(binary.string(), " is not a SavedModel: the protobuf does not parse");
-  } else {
-    return errors::Unimplemented("conflux show reads saved_model.pb; ", dir,
-                                 " has only saved_model.pbtxt (SavedModel::Load reads both)");
-  }
+  CFX_ASSIGN_OR_RETURN(const ::conflux::SavedModel proto, ReadSavedModelProto(dir));
   std::ostringstream out;
   for (const auto& m : proto.meta_graphs()) {
     std::string tags;

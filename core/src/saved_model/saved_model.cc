@@ -9,17 +9,56 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <set>
 
+#include "checkpoint/tensor_bundle.h"
 #include "conflux/graph_def.h"
 #include "conflux/runtime.h"
 #include "graph/tensor_proto.h"
 #include "proto/saved_model.pb.h"
+#include "saved_model/saved_model_proto.h"
 #include "util/file.h"
+#include "util/proto_text_errors.h"
 
 namespace cfx {
+
+namespace internal {
+
+StatusOr<::conflux::SavedModel> ReadSavedModelProto(const std::string& dir) {
+  const std::string binary = (std::filesystem::path(dir) / "saved_model.pb").string();
+  const std::string text = (std::filesystem::path(dir) / "saved_model.pbtxt").string();
+  ::conflux::SavedModel proto;
+  std::error_code ec;
+  if (std::filesystem::exists(binary, ec)) {
+    CFX_ASSIGN_OR_RETURN(std::string bytes, internal::ReadFileToString(binary));
+    if (!proto.ParseFromString(bytes))
+      return errors::DataLoss(binary, " is not a SavedModel: the protobuf does not parse ",
+                              "(truncated or corrupt, ", bytes.size(), " bytes)");
+    return proto;
+  }
+  if (std::filesystem::exists(text, ec)) {
+    CFX_ASSIGN_OR_RETURN(std::string bytes, internal::ReadFileToString(text));
+    google::protobuf::TextFormat::Parser parser;
+    FirstErrorCollector collector;
+    parser.RecordErrorsTo(&collector);
+    parser.AllowUnknownField(true);  // the parts of the object graph Conflux does not read
+    parser.AllowUnknownExtension(true);
+    if (!parser.ParseFromString(bytes, &proto))
+      return errors::DataLoss(text, " is not a SavedModel in protobuf text format: ",
+                              collector.first().empty() ? "parse error" : collector.first());
+    return proto;
+  }
+  return errors::NotFound("no SavedModel in ", dir, ": neither saved_model.pb nor ",
+                          "saved_model.pbtxt exists there");
+}
+
+}  // namespace internal
+
 namespace {
 
 namespace fs = std::filesystem;
+using internal::ReadSavedModelProto;
 namespace pb = ::conflux;
 
 constexpr const char kInitOpSignature[] = "__saved_model_init_op";
@@ -31,32 +70,6 @@ std::string TagsString(const std::set<std::string>& tags) {
   std::string out = "{";
   for (const std::string& t : tags) out += (out.size() > 1 ? ", " : "") + t;
   return out + "}";
-}
-
-// The SavedModel proto of `dir`: saved_model.pb, else saved_model.pbtxt.
-StatusOr<pb::SavedModel> ReadSavedModelProto(const std::string& dir) {
-  const std::string binary = (fs::path(dir) / "saved_model.pb").string();
-  const std::string text = (fs::path(dir) / "saved_model.pbtxt").string();
-  pb::SavedModel proto;
-  std::error_code ec;
-  if (fs::exists(binary, ec)) {
-    CFX_ASSIGN_OR_RETURN(std::string bytes, internal::ReadFileToString(binary));
-    if (!proto.ParseFromString(bytes))
-      return errors::DataLoss(binary, " is not a SavedModel: the protobuf does not parse ",
-                              "(truncated or corrupt, ", bytes.size(), " bytes)");
-    return proto;
-  }
-  if (fs::exists(text, ec)) {
-    CFX_ASSIGN_OR_RETURN(std::string bytes, internal::ReadFileToString(text));
-    google::protobuf::TextFormat::Parser parser;
-    parser.AllowUnknownField(true);  // the object graph (field 7), which Conflux does not read
-    parser.AllowUnknownExtension(true);
-    if (!parser.ParseFromString(bytes, &proto))
-      return errors::DataLoss(text, " is not a SavedModel in protobuf text format");
-    return proto;
-  }
-  return errors::NotFound("no SavedModel in ", dir, ": neither saved_model.pb nor ",
-                          "saved_model.pbtxt exists there");
 }
 
 std::set<std::string> TagsOf(const pb::MetaGraphDef& m) {
@@ -137,13 +150,157 @@ StatusOr<std::vector<std::pair<std::string, Tensor>>> AssetFeeds(const pb::MetaG
 }
 
 // Gives every resource-creating node that names no container (VarHandleOp, HashTableV2, ...)
-// the model's own, so that resources of two models loaded into one runtime stay apart.
-void UseContainer(GraphDef* graph, const std::string& container) {
+// the model's own, so that resources of two models loaded into one runtime stay apart. A node
+// may leave the attr out (its default, ""), so the op's definition says which nodes have one.
+void UseContainer(const Runtime& runtime, GraphDef* graph, const std::string& container) {
   for (NodeDef& n : graph->node) {
     auto it = n.attr.find("container");
-    if (it != n.attr.end() && it->second.kind == AttrValue::Kind::kString && it->second.s.empty())
+    if (it == n.attr.end()) {
+      const OpRegistration* op = runtime.ops().LookUp(n.op);
+      if (op == nullptr || op->def.FindAttr("container") == nullptr) continue;
+      n.attr["container"] = AttrValue::String(container);
+      continue;
+    }
+    if (it->second.kind == AttrValue::Kind::kString && it->second.s.empty())
       it->second.s = container;
   }
+}
+
+
+// The checkpoint key of each object of `saved` that holds a variable's value, found by walking
+// the checkpoint's object graph from the root in step with `saved`, child by child name (as
+// tf.saved_model.load matches them; the two graphs' node ids need not agree).
+std::map<int, std::string> VariableCheckpointKeys(const pb::SavedObjectGraph& saved,
+                                                  const pb::TrackableObjectGraph& ckpt) {
+  std::map<int, std::string> keys;
+  if (saved.nodes_size() == 0 || ckpt.nodes_size() == 0) return keys;
+  std::vector<std::pair<int, int>> todo{{0, 0}};
+  std::set<int> seen{0};
+  while (!todo.empty()) {
+    const auto [s, c] = todo.back();
+    todo.pop_back();
+    for (const auto& a : ckpt.nodes(c).attributes())
+      if (a.name() == "VARIABLE_VALUE") keys[s] = a.checkpoint_key();
+    for (const auto& child : saved.nodes(s).children()) {
+      const int sid = child.node_id();
+      if (sid < 0 || sid >= saved.nodes_size() || !seen.insert(sid).second) continue;
+      for (const auto& cc : ckpt.nodes(c).children())
+        if (cc.local_name() == child.local_name() && cc.node_id() >= 0 &&
+            cc.node_id() < ckpt.nodes_size()) {
+          todo.emplace_back(sid, cc.node_id());
+          break;
+        }
+    }
+  }
+  return keys;
+}
+
+// A TF2 export (tf.saved_model.save) can hand its signature functions variable handles other
+// than those its restore function assigns: a Keras 3 model saves its layers' variables through
+// tracked copies, so the serving function reads "conv/kernel" while the restore op fills
+// "Variable_7". tf.saved_model.load joins them through the object graph; TensorFlow's graph
+// loader does not, and fails. This adds to `graph` what joins them: for every VarHandleOp
+// captured by a function call whose concrete function the object graph lists and which the
+// restore op does not take, a RestoreV2 of the checkpoint key of the object bound to it and an
+// assignment. Returns the node that runs them all ("" when nothing needs joining).
+StatusOr<std::string> JoinCapturedVariables(const pb::MetaGraphDef& meta,
+                                            const std::string& prefix, const std::string& where,
+                                            GraphDef* graph) {
+  const pb::SaverDef& saver = meta.saver_def();
+  const pb::SavedObjectGraph& objects = meta.object_graph_def();
+  if (saver.restore_op_name().empty() || objects.concrete_functions().empty()) return std::string();
+  std::map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : graph->node) by_name[n.name] = &n;
+  auto restore = by_name.find(NodeOf(saver.restore_op_name()));
+  if (restore == by_name.end()) return std::string();
+  std::set<std::string> restored;
+  for (const std::string& in : restore->second->input) restored.insert(NodeOf(in));
+
+  std::map<std::string, int> unjoined;  // handle node -> object id
+  for (const NodeDef& n : graph->node) {
+    if (n.op != "StatefulPartitionedCall" && n.op != "PartitionedCall") continue;
+    auto f = n.attr.find("f");
+    if (f == n.attr.end() || f->second.kind != AttrValue::Kind::kFunc || !f->second.func) continue;
+    auto fn = objects.concrete_functions().find(f->second.func->name);
+    if (fn == objects.concrete_functions().end()) continue;
+    std::vector<std::string> data;
+    for (const std::string& in : n.input)
+      if (in.empty() || in[0] != '^') data.push_back(in);
+    const auto& bound = fn->second.bound_inputs();
+    if (bound.size() > static_cast<int>(data.size())) continue;
+    const size_t first = data.size() - static_cast<size_t>(bound.size());
+    for (int j = 0; j < bound.size(); ++j) {
+      const std::string handle = NodeOf(data[first + static_cast<size_t>(j)]);
+      auto h = by_name.find(handle);
+      if (h == by_name.end() || h->second->op != "VarHandleOp" || restored.count(handle)) continue;
+      const int id = bound[j];
+      if (id < 0 || id >= objects.nodes_size() || !objects.nodes(id).has_variable()) continue;
+      unjoined.emplace(handle, id);
+    }
+  }
+  if (unjoined.empty()) return std::string();
+
+  auto reader = internal::bundle::BundleReader::Open(prefix);
+  if (!reader.ok()) return std::string();  // a model without variables; the restore op reports the rest
+  auto object_graph = (*reader)->Read("_CHECKPOINTABLE_OBJECT_GRAPH");
+  if (!object_graph.ok()) return std::string();  // no object graph: nothing to join by
+  pb::TrackableObjectGraph ckpt;
+  if (object_graph->dtype() != DT_STRING || object_graph->num_elements() != 1 ||
+      !ckpt.ParseFromString(object_graph->at<std::string>(0)))
+    return errors::DataLoss(where, ": the object graph in ", prefix,
+                            " (_CHECKPOINTABLE_OBJECT_GRAPH) is not a TrackableObjectGraph");
+  const std::map<int, std::string> keys = VariableCheckpointKeys(objects, ckpt);
+
+  std::vector<std::pair<std::string, std::string>> joins;  // handle, key
+  std::vector<DataType> dtypes;
+  for (const auto& [handle, id] : unjoined) {
+    auto key = keys.find(id);
+    if (key == keys.end()) continue;  // not checkpointed: its own initializer, if any, runs
+    auto dtype = by_name[handle]->attr.find("dtype");
+    if (dtype == by_name[handle]->attr.end() || dtype->second.kind != AttrValue::Kind::kType)
+      continue;
+    joins.emplace_back(handle, key->second);
+    dtypes.push_back(dtype->second.type);
+  }
+  if (joins.empty()) return std::string();
+
+  const std::string base = "saved_model_join_restore";
+  Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(joins.size())}));
+  Tensor slices(DT_STRING, TensorShape({static_cast<int64_t>(joins.size())}));
+  for (size_t i = 0; i < joins.size(); ++i) {
+    names.at<std::string>(static_cast<int64_t>(i)) = joins[i].second;
+    slices.at<std::string>(static_cast<int64_t>(i)) = "";
+  }
+  auto constant = [&](const std::string& name, Tensor value) {
+    NodeDef c;
+    c.name = base + "/" + name;
+    c.op = "Const";
+    c.attr["dtype"] = AttrValue::Type(DT_STRING);
+    c.attr["value"] = AttrValue::TensorValue(std::move(value));
+    graph->node.push_back(std::move(c));
+  };
+  constant("tensor_names", std::move(names));
+  constant("shape_and_slices", std::move(slices));
+  NodeDef r;
+  r.name = base + "/RestoreV2";
+  r.op = "RestoreV2";
+  r.input = {saver.filename_tensor_name(), base + "/tensor_names", base + "/shape_and_slices"};
+  r.attr["dtypes"] = AttrValue::TypeList(dtypes);
+  graph->node.push_back(std::move(r));
+  NodeDef done;
+  done.name = base;
+  done.op = "NoOp";
+  for (size_t i = 0; i < joins.size(); ++i) {
+    NodeDef a;
+    a.name = StrCat(base, "/Assign_", i);
+    a.op = "AssignVariableOp";
+    a.input = {joins[i].first, StrCat(base, "/RestoreV2:", i)};
+    a.attr["dtype"] = AttrValue::Type(dtypes[i]);
+    done.input.push_back("^" + a.name);
+    graph->node.push_back(std::move(a));
+  }
+  graph->node.push_back(std::move(done));
+  return base;
 }
 
 }  // namespace
@@ -188,7 +345,9 @@ StatusOr<std::unique_ptr<SavedModel>> SavedModel::Load(Runtime* runtime, const s
   model->options_ = options;
   static std::atomic<int64_t> next_model{0};
   model->container_ = StrCat("saved_model_", next_model.fetch_add(1));
-  UseContainer(&*graph, model->container_);
+  const std::string prefix = (fs::path(dir) / "variables" / "variables").string();
+  CFX_ASSIGN_OR_RETURN(const std::string join, JoinCapturedVariables(*meta, prefix, where, &*graph));
+  UseContainer(*runtime, &*graph, model->container_);
   auto session = Session::Create(runtime, *graph);
   if (!session.ok()) return session.status().WithPrefix(where + ": ");
   model->session_ = std::move(*session);
@@ -211,14 +370,15 @@ StatusOr<std::unique_ptr<SavedModel>> SavedModel::Load(Runtime* runtime, const s
   }
 
   // Restore the variables (a model without variables has no index).
-  const std::string prefix = (fs::path(dir) / "variables" / "variables").string();
   std::error_code ec;
   const pb::SaverDef& saver = meta->saver_def();
   if (!saver.restore_op_name().empty() && fs::exists(prefix + ".index", ec)) {
+    std::vector<std::string> targets{NodeOf(saver.restore_op_name())};
+    if (!join.empty()) targets.push_back(join);
     Status s = model->session_->Run(
         options.run_options,
         {{saver.filename_tensor_name(), Tensor::Scalar<std::string>(DT_STRING, prefix)}}, {},
-        {NodeOf(saver.restore_op_name())}, nullptr, nullptr);
+        targets, nullptr, nullptr);
     if (!s.ok()) return s.WithPrefix(where + ": restoring the variables from " + prefix + ": ");
   }
   // Initialize (tables from their asset files, ...).

@@ -309,6 +309,8 @@ Status Runtime::LoadConfiguredPlugins() {
   internal::RegisterTensorArrayKernels(&kernels_);
   internal::RegisterListKernels(&kernels_);
   internal::RegisterStackKernels(&kernels_);
+  internal::RegisterLookupTableKernels(&kernels_);
+  internal::RegisterStringKernels(&kernels_);
   internal::RegisterReaderKernels(&kernels_);
   internal::RegisterSummaryKernels(&kernels_);
   internal::RegisterCheckpointKernels(&kernels_);

@@ -39,6 +39,10 @@ void RegisterDataFlowOps(OpRegistry* r);     // TensorArrayV3 family, StackV2 fa
                                              // ConditionalAccumulator family
 void RegisterCollectiveOps(OpRegistry* r);   // CollectiveReduceV2, CollectiveGatherV2,
                                              // CollectiveBcastSendV2, CollectiveBcastRecvV2
+void RegisterLookupOps(OpRegistry* r);       // HashTableV2, MutableHashTableV2, ...,
+                                             // InitializeTableV2, LookupTableFindV2, ...
+void RegisterStringOps(OpRegistry* r);       // StringJoin, StringLength, StringLower,
+                                             // StringUpper, (Static)RegexFullMatch
 
 }  // namespace cfx::internal
 

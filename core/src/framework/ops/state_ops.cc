@@ -1,5 +1,6 @@
 // Runtime ops: _Arg, _Retval, _Send, _Recv; variables (VariableV2 family and resource
-// variables); queues (FIFOQueueV2, RandomShuffleQueueV2 and their operations).
+// variables, ResourceGather, DisableCopyOnRead); queues (FIFOQueueV2, RandomShuffleQueueV2 and
+// their operations).
 #include "conflux/shape_inference.h"
 #include "framework/ops/ops.h"
 
@@ -131,6 +132,23 @@ void RegisterStateOps(OpRegistry* r) {
                        .SetIsStateful()
                        .SetShapeFn(ScalarShape)
                        .Summary("Whether the resource variable exists and has a value."));
+  r->RegisterOrDie(OpDefBuilder("DisableCopyOnRead")
+                       .Input("resource: resource")
+                       .SetIsStateful()
+                       .Summary("Turns off a variable's copy-on-read mode (a no-op in Conflux, "
+                                "whose reads never copy)."));
+  r->RegisterOrDie(OpDefBuilder("ResourceGather")
+                       .Input("resource: resource")
+                       .Input("indices: Tindices")
+                       .Output("output: dtype")
+                       .Attr("batch_dims: int = 0")
+                       .Attr("validate_indices: bool = true")
+                       .Attr("dtype: type")
+                       .Attr("Tindices: {int32, int64}")
+                       .SetIsStateful()
+                       .SetShapeFn(UnknownShape)  // the variable's shape is not in the graph
+                       .Summary("Rows of a resource variable's value picked by `indices` "
+                                "(GatherV2 along axis batch_dims)."));
   r->RegisterOrDie(OpDefBuilder("DestroyResourceOp")
                        .Input("resource: resource")
                        .Attr("ignore_lookup_error: bool = true")
