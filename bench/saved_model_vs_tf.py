@@ -9,7 +9,9 @@ in a fresh process so that nothing is warm:
   - Conflux: `conflux bench DIR --runs 1 --warmup 0 --json`, its `load_ms` (SavedModel::Load:
     parse, session, restore, init) and `first_call_ms` (the first Run, which builds the
     executors), and the whole process's wall time.
-Both take one 1x224x224x3 input (Conflux's bench draws it from the signature's shape). Prints each time and the ratio (Conflux / TensorFlow).
+Both take one 1x224x224x3 input (Conflux's bench draws it from the signature's shape). Prints each
+time and the ratio (Conflux / TensorFlow), then checks the numbers: `conflux run` on the same
+input against TensorFlow's output (the largest difference of the 1000 probabilities).
 
   /tmp/tfvenv/bin/python bench/saved_model_vs_tf.py [--conflux build/bin/conflux] [--repeat 3]
 """
@@ -79,6 +81,21 @@ def main():
     best_tf = min(rows, key=lambda r: r[0] + r[1])
     print(f"best: Conflux {best[2] + best[3]:.1f} ms, TensorFlow {best_tf[0] + best_tf[1]:.1f} ms: "
           f"{(best[2] + best[3]) / (best_tf[0] + best_tf[1]):.2f}x TensorFlow's time")
+
+    # The same numbers as TensorFlow's.
+    loaded = tf.saved_model.load(model_dir)
+    fn = loaded.signatures["serve"] if "serve" in loaded.signatures else loaded.serve
+    key = sorted(fn.structured_input_signature[1].keys())[0]
+    want = np.asarray(list(fn(**{key: tf.constant(x)}).values())[0])
+    out_dir = os.path.join(work, "out")
+    res = subprocess.run([args.conflux, "run", model_dir, "--signature", "serve", "--feed",
+                          f"{key}={x_path}", "--out", out_dir], capture_output=True, text=True,
+                         env=env)
+    if res.returncode != 0:
+        sys.exit("conflux run failed: " + res.stderr.strip())
+    got = np.load(os.path.join(out_dir, os.listdir(out_dir)[0]))
+    print(f"outputs: max |Conflux - TensorFlow| = {np.max(np.abs(got - want)):.3g} "
+          f"(largest probability {want.max():.4f})")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 // security advisories: an input's dimension made zero, larger or huge, a rank added or dropped,
 // integer inputs set to -1, the type's extremes or just out of range, floats set to NaN or
 // infinities, an attr set to a negative, zero or huge value, a list attr lengthened or
-// shortened, a type attr changed, an input dropped. Each run must end in outputs that the op's
+// shortened, a type attr changed (also to a reference type or a code outside the enum), an input
+// dropped. Each run must end in outputs that the op's
 // shape function accepts (KernelRunner checks that) or in a clean error: any status but
 // INTERNAL or UNKNOWN. A crash, a hang (the ctest TIMEOUT) or a sanitizer report fails the test.
 //
@@ -226,8 +227,10 @@ class Mutator {
       case AttrValue::Kind::kBool: v.b = !v.b; break;
       case AttrValue::Kind::kString: v.s = PickOf<const char*>({"", "BOGUS", "NCHW", "VALID"}); break;
       case AttrValue::Kind::kType:
+        // Out of the enum too: a reference type (DT_FLOAT_REF), a code past the last, a negative.
         v.type = PickOf<DataType>({DT_FLOAT, DT_INT32, DT_INT64, DT_BOOL, DT_UINT8, DT_HALF,
-                                   DT_DOUBLE, DT_STRING, DT_COMPLEX64});
+                                   DT_DOUBLE, DT_STRING, DT_COMPLEX64, static_cast<DataType>(101),
+                                   static_cast<DataType>(250), static_cast<DataType>(-3)});
         break;
       case AttrValue::Kind::kShape:
         v.shape = PickOf<PartialTensorShape>({PartialTensorShape({-1}), PartialTensorShape({0}),
@@ -242,7 +245,8 @@ class Mutator {
         } else if (!v.list.f.empty()) {
           v.list.f.pop_back();
         } else if (!v.list.type.empty()) {
-          v.list.type.push_back(DT_STRING);
+          v.list.type.push_back(PickOf<DataType>({DT_STRING, static_cast<DataType>(101),
+                                                  static_cast<DataType>(250)}));
         } else {
           v.list.i = {huge, huge};
         }
