@@ -20,16 +20,6 @@
 namespace cfx {
 namespace {
 
-// A Runtime of its own, of the default config: the shared TestRuntime() also holds ops that
-// other tests of this binary register.
-Runtime& DefaultRuntime() {
-  static Runtime* runtime = [] {
-    StatusOr<std::unique_ptr<Runtime>> r = test::RuntimeWithFixtures({});
-    EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? r->release() : &test::TestRuntime();
-  }();
-  return *runtime;
-}
 
 // Ops TensorFlow does not have: Conflux's own. Empty today; an entry needs a reason.
 const std::map<std::string, std::string>& ConfluxOnlyOps() {
@@ -123,7 +113,7 @@ TEST(TensorFlowOpDefs, FixtureParses) {
 }
 
 TEST(TensorFlowOpDefs, EveryRegisteredOpIsTensorFlowsOrListed) {
-  for (const std::string& name : DefaultRuntime().ops().ListOps()) {
+  for (const std::string& name : test::DefaultConfigRuntime().ops().ListOps()) {
     EXPECT_TRUE(Fixture().count(name) || ConfluxOnlyOps().count(name))
         << name << " is registered but neither in " << FixtureDir()
         << "/op_registry.pbtxt nor a Conflux-only op: add it to op_names.txt and rerun "
@@ -135,19 +125,19 @@ TEST(TensorFlowOpDefs, EveryRegisteredOpIsTensorFlowsOrListed) {
 
 TEST(TensorFlowOpDefs, EveryFixtureOpIsRegistered) {
   for (const auto& [name, op] : Fixture())
-    EXPECT_NE(DefaultRuntime().ops().LookUp(name), nullptr)
+    EXPECT_NE(test::DefaultConfigRuntime().ops().LookUp(name), nullptr)
         << name << " is in the fixture but Conflux does not register it";
 }
 
 TEST(TensorFlowOpDefs, RegisteredOpDefsEqualTensorFlows) {
   int compared = 0;
-  for (const std::string& name : DefaultRuntime().ops().ListOps()) {
+  for (const std::string& name : test::DefaultConfigRuntime().ops().ListOps()) {
     auto tf = Fixture().find(name);
     if (tf == Fixture().end()) continue;
     std::vector<std::string> left_out;
     if (auto d = DeliberateDifferences().find(name); d != DeliberateDifferences().end())
       left_out = d->second.attrs_left_out;
-    const OpDef& ours = DefaultRuntime().ops().LookUp(name)->def;
+    const OpDef& ours = test::DefaultConfigRuntime().ops().LookUp(name)->def;
     EXPECT_EQ(Describe(ours, left_out), Describe(tf->second, left_out))
         << name << ": Conflux's OpDef (left) differs from TensorFlow's (right)";
     ++compared;

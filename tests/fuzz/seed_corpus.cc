@@ -272,7 +272,7 @@ std::vector<std::pair<std::string, GraphDef>> EnumAttrGraphs() {
     graphs.emplace_back("enum_ref_const", b.graph());
   }
   auto with_x = [&](const char* name, const std::string& op, const std::vector<std::string>& in,
-                    std::map<std::string, AttrValue> attrs) {
+                    std::vector<std::pair<std::string, AttrValue>> attrs) {
     test::GraphBuilder b;
     b.Const("x", Filled(DT_FLOAT, TensorShape({2})));
     b.Op("y", op, in, std::move(attrs));

@@ -39,6 +39,18 @@ Runtime& TestRuntime() {
   return *runtime;
 }
 
+Runtime& DefaultConfigRuntime() {
+  static Runtime* runtime = [] {
+    auto rt = RuntimeWithFixtures({});
+    if (!rt.ok()) {
+      ADD_FAILURE() << "cannot create the default-config runtime: " << rt.status();
+      std::abort();
+    }
+    return std::move(rt).value().release();
+  }();
+  return *runtime;
+}
+
 Runtime& TestRuntimeWith(int inter_op_threads, int cpu_devices) {
   static std::mutex mu;
   static std::map<std::pair<int, int>, std::unique_ptr<Runtime>> runtimes;

@@ -46,6 +46,9 @@ StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixtures(const std::vector<std::st
 inline StatusOr<std::unique_ptr<Runtime>> RuntimeWithFixture(const std::string& name) {
   return RuntimeWithFixtures({name});
 }
+// A process-wide Runtime of the default config in which no test registers ops of its own (as
+// they may in TestRuntime()): for tests of what the default config registers.
+Runtime& DefaultConfigRuntime();
 
 // The AttrValue of a dtype, for a node's "T" or "dtype" attr; F() is float's.
 inline AttrValue Type(DataType t) { return AttrValue::Type(t); }
