@@ -5,6 +5,7 @@
 //                                            SeluGrad(g, y)     = y < 0 ? g * (y + s a) : g * s
 //   Softplus(x) = log(1 + e^x)               SoftplusGrad(g, x) = g / (1 + e^-x)
 //   LeakyRelu(x) = x > 0 ? x : alpha x       LeakyReluGrad(g, x) = x > 0 ? g : alpha g
+//   Softsign(x) = x / (1 + |x|)              SoftsignGrad(g, x) = g / (1 + |x|)^2
 // EluGrad and SeluGrad take the forward op's *outputs* y, as in TensorFlow. Relu6 keeps NaN (like
 // Relu in the CPU plugin); Relu6Grad multiplies by the 0/1 mask as TensorFlow does, so a NaN or
 // infinite gradient outside (0, 6) gives NaN.
@@ -107,6 +108,24 @@ struct SoftplusGradFn {
   template <typename T>
   static T Apply(T g, T x) {
     return g / (std::exp(-x) + T(1));  // e^-x = inf for very negative x: exactly 0
+  }
+};
+
+struct SoftsignFn {
+  static constexpr int kCost = 4;
+  template <typename T>
+  static T Apply(T x) {
+    return x / (T(1) + std::fabs(x));
+  }
+};
+
+struct SoftsignGradFn {
+  static constexpr int kCost = 5;
+  static constexpr const char* kSecond = "features";
+  template <typename T>
+  static T Apply(T g, T x) {
+    const T d = T(1) + std::fabs(x);
+    return g / (d * d);
   }
 };
 
@@ -235,6 +254,8 @@ void RegisterActivationOps(sdk::Plugin& p) {
   DefineGrad<true>(p, "SeluGrad", floats);
   DefineUnary(p, "Softplus", floats);
   DefineGrad<false>(p, "SoftplusGrad", floats);
+  DefineUnary(p, "Softsign", floats);
+  DefineGrad<false>(p, "SoftsignGrad", floats);
   p.Op("LeakyRelu")
       .Input("features: T")
       .Output("activations: T")
@@ -257,6 +278,8 @@ void RegisterActivationOps(sdk::Plugin& p) {
   RegisterCpu<GradKernel, SeluGradFn, float, double>(p, "SeluGrad");
   RegisterCpu<UnaryKernel, SoftplusFn, float, double>(p, "Softplus");
   RegisterCpu<GradKernel, SoftplusGradFn, float, double>(p, "SoftplusGrad");
+  RegisterCpu<UnaryKernel, SoftsignFn, float, double>(p, "Softsign");
+  RegisterCpu<GradKernel, SoftsignGradFn, float, double>(p, "SoftsignGrad");
   RegisterCpu<UnaryKernel, LeakyReluFn, float, double>(p, "LeakyRelu");
   RegisterCpu<GradKernel, LeakyReluGradFn, float, double>(p, "LeakyReluGrad");
 }

@@ -54,6 +54,7 @@ sdk::Status ActivationGrad(GradientBuilder& g, const char* op) {
 }
 sdk::Status Relu6Grad(GradientBuilder& g) { return ActivationGrad<false>(g, "Relu6Grad"); }
 sdk::Status SoftplusGrad(GradientBuilder& g) { return ActivationGrad<false>(g, "SoftplusGrad"); }
+sdk::Status SoftsignGrad(GradientBuilder& g) { return ActivationGrad<false>(g, "SoftsignGrad"); }
 sdk::Status EluGrad(GradientBuilder& g) { return ActivationGrad<true>(g, "EluGrad"); }
 sdk::Status SeluGrad(GradientBuilder& g) { return ActivationGrad<true>(g, "SeluGrad"); }
 sdk::Status LeakyReluGrad(GradientBuilder& g) {
@@ -175,6 +176,7 @@ void RegisterNnGradients(sdk::Plugin& p) {
   p.Gradient<&LogSoftmaxGrad>("LogSoftmax");
   p.Gradient<&Relu6Grad>("Relu6");
   p.Gradient<&SoftplusGrad>("Softplus");
+  p.Gradient<&SoftsignGrad>("Softsign");
   p.Gradient<&EluGrad>("Elu");
   p.Gradient<&SeluGrad>("Selu");
   p.Gradient<&LeakyReluGrad>("LeakyRelu");

@@ -50,6 +50,7 @@ std::vector<NnCase> NnCases() {
       {"Elu", {d23}, [](const Scope& s, const X& x) { return ops::Elu(s, x[0]); }, kD, kDBound},
       {"Selu", {d23}, [](const Scope& s, const X& x) { return ops::Selu(s, x[0]); }, kD, kDBound},
       {"Softplus", {d23}, [](const Scope& s, const X& x) { return ops::Softplus(s, x[0]); }, kD, kDBound},
+      {"Softsign", {d23}, [](const Scope& s, const X& x) { return ops::Softsign(s, x[0]); }, kD, kDBound},
       {"L2Loss", {d23}, [](const Scope& s, const X& x) { return ops::L2Loss(s, x[0]); }, kD, kDBound},
       // Labels are distributions (rows sum to 1): the op's backprop is softmax - labels.
       {"SoftmaxCrossEntropyWithLogits",

@@ -4,11 +4,13 @@
 // outputs get at least rtol = atol = 1e-3 and 1e-2 (the harness widens them).
 //   kExact          bit for bit   data movement (Const, Identity, Reshape, Fill, Cast, Select,
 //                                 Transpose, Concat, Gather, ...), Neg, Abs, Relu, Maximum,
-//                                 Minimum, Max, Min, All, Any, ArgMax, comparisons
+//                                 Minimum, Max, Min, All, Any, ArgMax, comparisons, Floor, Ceil
 //   kArithmetic     rtol 1e-5, atol 1e-6   Add, AddN, Sub, Mul, Div, TruncateDiv, Xdivy, Square,
 //                                          Reciprocal, BiasAdd, Range
 //   kTranscendental rtol 1e-4, atol 1e-6   Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Pow,
-//                                          Atan2, Xlogy, Softmax (OpenCL allows 3-16 ulp;
+//                                          Atan2, Xlogy, Softmax, Log1p, Expm1, Tan, the inverse
+//                                          and hyperbolic functions, Lgamma, Digamma, Erfinv,
+//                                          Ndtri (OpenCL allows 3-16 ulp;
 //                                          fast-math builds more)
 //   kReduction      rtol 1e-4, atol 1e-5   Sum, Mean, Prod, BiasAddGrad, UnsortedSegmentSum:
 //                                          the order of the additions differs (inputs are in
@@ -683,6 +685,18 @@ std::map<std::string, OpEntry> BuildTable() {
   for (const char* op : {"Exp", "Sin", "Cos", "Tanh", "Sigmoid", "Erf", "Erfc", "_MklSwish"})
     t[op] = Unary(any, kTranscendental);
   for (const char* op : {"Log", "Sqrt", "Rsqrt"}) t[op] = Unary(positive, kTranscendental);
+  // Rounded to quarters, so that whole numbers occur.
+  for (const char* op : {"Floor", "Ceil"}) t[op] = Unary({-10, 10, -10, 10, false, 0.25}, kExact);
+  for (const char* op : {"Expm1", "Atan", "Sinh", "Cosh", "Asinh"})
+    t[op] = Unary(any, kTranscendental);
+  t["Log1p"] = Unary({-0.9, 10, 0, 10}, kTranscendental);
+  t["Tan"] = Unary({-1.5, 1.5, -1, 1}, kTranscendental);  // away from the poles at +-pi/2
+  for (const char* op : {"Asin", "Acos", "Atanh", "Erfinv"})
+    t[op] = Unary({-0.99, 0.99, 0, 0}, kTranscendental);
+  t["Acosh"] = Unary({1.01, 10, 1, 10}, kTranscendental);
+  // Lgamma and Digamma away from their poles at 0, -1, -2, ...
+  for (const char* op : {"Lgamma", "Digamma"}) t[op] = Unary({0.1, 10, 1, 10}, kTranscendental);
+  t["Ndtri"] = Unary({0.01, 0.99, 0, 0}, kTranscendental);
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"})
     t[op] = Binary(ties, ties, kExact);
   for (const char* op : {"LogicalAnd", "LogicalOr"}) t[op] = Binary(any, any, kExact);

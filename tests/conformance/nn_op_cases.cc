@@ -191,6 +191,8 @@ void AddNnOpCases(std::map<std::string, OpEntry>& t) {
   t["LeakyRelu"] = Activation(any, kExact);
   t["LeakyReluGrad"] = ActivationGrad(any, kExact);
   for (const char* op : {"Elu", "Selu", "Softplus"}) t[op] = Activation(any, kTranscendental);
+  t["Softsign"] = Activation(any, kArithmetic);
+  t["SoftsignGrad"] = ActivationGrad(any, kArithmetic);
   // EluGrad and SeluGrad take the forward outputs, which are > -1.76 (Selu) and > -1 (Elu).
   t["EluGrad"] = ActivationGrad({-0.99, 5}, kArithmetic);
   t["SeluGrad"] = ActivationGrad({-1.75, 5}, kArithmetic);

@@ -223,6 +223,59 @@ void RegisterMathGradients(GradientRegistry* r) {
     return ops::Neg(s, erf_slope(s, op, dy));
   });
 
+  // The inverse and hyperbolic trigonometric functions and the rest of TensorFlow's math_grad.py
+  // unary rules.
+  Unary(r, "Log1p", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Reciprocal(s, ops::Add(s, op.input(0), ops::OnesLike(s, dy))));
+  });
+  Unary(r, "Expm1", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Exp(s, op.input(0)));
+  });
+  Unary(r, "Tan", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Square(s, ops::Reciprocal(s, ops::Cos(s, op.input(0)))));
+  });
+  auto one_minus_x2 = [](const Scope& s, const Output& x) {
+    return ops::Sub(s, ops::OnesLike(s, x), ops::Square(s, x));
+  };
+  Unary(r, "Asin", [one_minus_x2](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Rsqrt(s, one_minus_x2(s, op.input(0))));
+  });
+  Unary(r, "Acos", [one_minus_x2](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Neg(s, ops::Mul(s, dy, ops::Rsqrt(s, one_minus_x2(s, op.input(0)))));
+  });
+  Unary(r, "Atan", [](const Scope& s, const Operation& op, const Output& dy) {
+    Output x = op.input(0);
+    return ops::Mul(s, dy, ops::Reciprocal(s, ops::Add(s, ops::OnesLike(s, x), ops::Square(s, x))));
+  });
+  Unary(r, "Sinh", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Cosh(s, op.input(0)));
+  });
+  Unary(r, "Cosh", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Sinh(s, op.input(0)));
+  });
+  Unary(r, "Asinh", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Reciprocal(s, ops::Cosh(s, op.output(0))));
+  });
+  Unary(r, "Acosh", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Reciprocal(s, ops::Sinh(s, op.output(0))));
+  });
+  Unary(r, "Atanh", [one_minus_x2](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Reciprocal(s, one_minus_x2(s, op.input(0))));
+  });
+  Unary(r, "Lgamma", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Digamma(s, op.input(0)));
+  });
+  // d erfinv(x) / dx = sqrt(pi) / 2 * exp(erfinv(x)^2); d ndtri(x) / dx = sqrt(2 pi) *
+  // exp(ndtri(x)^2 / 2).
+  Unary(r, "Erfinv", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Mul(s, ops::Exp(s, ops::Square(s, op.output(0))),
+                                    0.88622692545275801365));
+  });
+  Unary(r, "Ndtri", [](const Scope& s, const Operation& op, const Output& dy) {
+    return ops::Mul(s, dy, ops::Mul(s, ops::Exp(s, ops::Mul(s, ops::Square(s, op.output(0)), 0.5)),
+                                    2.50662827463100050242));
+  });
+
   (void)r->Register("MatMul", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
     *dx = MatMulGrads(s, op.input(0), op.input(1), dy[0], BoolAttr(op, "transpose_a"),
                       BoolAttr(op, "transpose_b"));
@@ -283,7 +336,7 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "ArgMax", "ArgMin",
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
-                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint", "FloorDiv",
+                         "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint", "Floor", "Ceil", "FloorDiv",
                          "TruncateDiv", "IsFinite", "IsNan", "IsInf"})
     r->RegisterNoGradient(op);
 }

@@ -59,6 +59,7 @@ constexpr OperandNames SameShapeOperands(BinaryFn fn) {
     case BinaryFn::kRelu6Grad:
     case BinaryFn::kSoftplusGrad:
     case BinaryFn::kLeakyReluGrad:
+    case BinaryFn::kSoftsignGrad:
       return {"gradients", "features"};
     case BinaryFn::kEluGrad:
     case BinaryFn::kSeluGrad:
@@ -294,6 +295,23 @@ void RegisterElementwiseKernels(sdk::Plugin& p) {
   Unary<UnaryFn::kSelu>(p, "Selu");
   Unary<UnaryFn::kSoftplus>(p, "Softplus");
   Unary<UnaryFn::kLeakyRelu>(p, "LeakyRelu");
+  Unary<UnaryFn::kFloor>(p, "Floor");
+  Unary<UnaryFn::kCeil>(p, "Ceil");
+  Unary<UnaryFn::kLog1p>(p, "Log1p");
+  Unary<UnaryFn::kExpm1>(p, "Expm1");
+  Unary<UnaryFn::kTan>(p, "Tan");
+  Unary<UnaryFn::kAsin>(p, "Asin");
+  Unary<UnaryFn::kAcos>(p, "Acos");
+  Unary<UnaryFn::kAtan>(p, "Atan");
+  Unary<UnaryFn::kSinh>(p, "Sinh");
+  Unary<UnaryFn::kCosh>(p, "Cosh");
+  Unary<UnaryFn::kAsinh>(p, "Asinh");
+  Unary<UnaryFn::kAcosh>(p, "Acosh");
+  Unary<UnaryFn::kAtanh>(p, "Atanh");
+  Unary<UnaryFn::kLgamma>(p, "Lgamma");
+  Unary<UnaryFn::kErfinv>(p, "Erfinv");
+  Unary<UnaryFn::kNdtri>(p, "Ndtri");
+  Unary<UnaryFn::kSoftsign>(p, "Softsign");
   Binary<BinaryFn::kAdd>(p, "Add");
   Binary<BinaryFn::kAdd>(p, "AddV2");
   Binary<BinaryFn::kSub>(p, "Sub");
@@ -315,6 +333,7 @@ void RegisterElementwiseKernels(sdk::Plugin& p) {
   Binary<BinaryFn::kSeluGrad>(p, "SeluGrad");
   Binary<BinaryFn::kSoftplusGrad>(p, "SoftplusGrad");
   Binary<BinaryFn::kLeakyReluGrad>(p, "LeakyReluGrad");
+  Binary<BinaryFn::kSoftsignGrad>(p, "SoftsignGrad");
   Compare<CompareFn::kEqual>(p, "Equal");
   Compare<CompareFn::kNotEqual>(p, "NotEqual");
   Compare<CompareFn::kLess>(p, "Less");

@@ -65,6 +65,40 @@ __device__ float ApplyUnary(UnaryFn fn, float x, float param) {
       return log1pf(expf(x));
     case UnaryFn::kLeakyRelu:
       return x > 0.0f ? x : x * param;
+    case UnaryFn::kFloor:
+      return floorf(x);
+    case UnaryFn::kCeil:
+      return ceilf(x);
+    case UnaryFn::kLog1p:
+      return log1pf(x);
+    case UnaryFn::kExpm1:
+      return expm1f(x);
+    case UnaryFn::kTan:
+      return tanf(x);
+    case UnaryFn::kAsin:
+      return asinf(x);
+    case UnaryFn::kAcos:
+      return acosf(x);
+    case UnaryFn::kAtan:
+      return atanf(x);
+    case UnaryFn::kSinh:
+      return sinhf(x);
+    case UnaryFn::kCosh:
+      return coshf(x);
+    case UnaryFn::kAsinh:
+      return asinhf(x);
+    case UnaryFn::kAcosh:
+      return acoshf(x);
+    case UnaryFn::kAtanh:
+      return atanhf(x);
+    case UnaryFn::kLgamma:
+      return lgammaf(x);
+    case UnaryFn::kErfinv:
+      return erfinvf(x);
+    case UnaryFn::kNdtri:
+      return normcdfinvf(x);
+    case UnaryFn::kSoftsign:
+      return x / (1.0f + fabsf(x));
   }
   return x;
 }
@@ -111,6 +145,10 @@ __device__ float ApplyBinary(BinaryFn fn, float x, float y, float param) {
       return x / (expf(-y) + 1.0f);
     case BinaryFn::kLeakyReluGrad:
       return y > 0.0f ? x : x * param;
+    case BinaryFn::kSoftsignGrad: {  // (gradients, features)
+      const float d = 1.0f + fabsf(y);
+      return x / (d * d);
+    }
   }
   return x;
 }

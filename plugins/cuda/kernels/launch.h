@@ -92,11 +92,29 @@ enum class UnaryFn : int32_t {
   kSelu,
   kSoftplus,   // param: the threshold log(epsilon) + 2 (see LaunchUnary)
   kLeakyRelu,  // param: alpha
+  kFloor,
+  kCeil,
+  kLog1p,
+  kExpm1,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kLgamma,
+  kErfinv,
+  kNdtri,
+  kSoftsign,
 };
 
 // Binary functions. The *Grad ones take their operands in the op's order: (y, dy) for
 // SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad and ReciprocalGrad; (gradients, features) for
-// ReluGrad, Relu6Grad, SoftplusGrad and LeakyReluGrad; (gradients, outputs) for EluGrad and
+// ReluGrad, Relu6Grad, SoftplusGrad, LeakyReluGrad and SoftsignGrad; (gradients, outputs) for
+// EluGrad and
 // SeluGrad.
 enum class BinaryFn : int32_t {
   kAdd,
@@ -118,6 +136,7 @@ enum class BinaryFn : int32_t {
   kSeluGrad,
   kSoftplusGrad,
   kLeakyReluGrad,  // param: alpha
+  kSoftsignGrad,
 };
 
 // True for the functions that LaunchBinary also runs on int32 and int64.

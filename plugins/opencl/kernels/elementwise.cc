@@ -1,7 +1,8 @@
 // Element-wise ops on OpenCL, all from one program ("elementwise"): binary arithmetic with NumPy
 // broadcasting (Add, AddV2, Sub, Mul, Div, RealDiv, Maximum, Minimum, SquaredDifference, Pow),
 // comparisons (Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual -> bool), unary math (Neg,
-// Abs, Square, Relu, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal), Cast between
+// Abs, Square, Relu, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Floor, Ceil,
+// Log1p, Expm1, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma), Cast between
 // float, int32 and bool, Select / SelectV2, and AddN (Add's kernel once per further input).
 //
 // Semantics follow the CPU plugin: integer arithmetic wraps around; Maximum, Minimum and Relu
@@ -100,6 +101,20 @@ UNARY(Sqrt_float, float, sqrt(x))
 UNARY(Rsqrt_float, float, 1.0f / sqrt(x))
 UNARY(Tanh_float, float, tanh(x))
 UNARY(Sigmoid_float, float, 1.0f / (1.0f + exp(-x)))
+UNARY(Floor_float, float, floor(x))
+UNARY(Ceil_float, float, ceil(x))
+UNARY(Log1p_float, float, log1p(x))
+UNARY(Expm1_float, float, expm1(x))
+UNARY(Tan_float, float, tan(x))
+UNARY(Asin_float, float, asin(x))
+UNARY(Acos_float, float, acos(x))
+UNARY(Atan_float, float, atan(x))
+UNARY(Sinh_float, float, sinh(x))
+UNARY(Cosh_float, float, cosh(x))
+UNARY(Asinh_float, float, asinh(x))
+UNARY(Acosh_float, float, acosh(x))
+UNARY(Atanh_float, float, atanh(x))
+UNARY(Lgamma_float, float, lgamma(x))
 UNARY(Neg_int, int, WSUB(0, x))
 UNARY(Abs_int, int, x < 0 ? WSUB(0, x) : x)
 UNARY(Square_int, int, WMUL(x, x))
@@ -381,6 +396,20 @@ CFX_OCL_NAME(Sqrt)
 CFX_OCL_NAME(Rsqrt)
 CFX_OCL_NAME(Tanh)
 CFX_OCL_NAME(Sigmoid)
+CFX_OCL_NAME(Floor)
+CFX_OCL_NAME(Ceil)
+CFX_OCL_NAME(Log1p)
+CFX_OCL_NAME(Expm1)
+CFX_OCL_NAME(Tan)
+CFX_OCL_NAME(Asin)
+CFX_OCL_NAME(Acos)
+CFX_OCL_NAME(Atan)
+CFX_OCL_NAME(Sinh)
+CFX_OCL_NAME(Cosh)
+CFX_OCL_NAME(Asinh)
+CFX_OCL_NAME(Acosh)
+CFX_OCL_NAME(Atanh)
+CFX_OCL_NAME(Lgamma)
 #undef CFX_OCL_NAME
 
 // Inexpensive: a launch only enqueues, so it runs inline on the thread that made it ready.
@@ -424,6 +453,20 @@ void RegisterElementwiseKernels(sdk::Plugin& p) {
   Register<Unary<kRsqrt>>(p, "Rsqrt", only_float);
   Register<Unary<kTanh>>(p, "Tanh", only_float);
   Register<Unary<kSigmoid>>(p, "Sigmoid", only_float);
+  Register<Unary<kFloor>>(p, "Floor", only_float);
+  Register<Unary<kCeil>>(p, "Ceil", only_float);
+  Register<Unary<kLog1p>>(p, "Log1p", only_float);
+  Register<Unary<kExpm1>>(p, "Expm1", only_float);
+  Register<Unary<kTan>>(p, "Tan", only_float);
+  Register<Unary<kAsin>>(p, "Asin", only_float);
+  Register<Unary<kAcos>>(p, "Acos", only_float);
+  Register<Unary<kAtan>>(p, "Atan", only_float);
+  Register<Unary<kSinh>>(p, "Sinh", only_float);
+  Register<Unary<kCosh>>(p, "Cosh", only_float);
+  Register<Unary<kAsinh>>(p, "Asinh", only_float);
+  Register<Unary<kAcosh>>(p, "Acosh", only_float);
+  Register<Unary<kAtanh>>(p, "Atanh", only_float);
+  Register<Unary<kLgamma>>(p, "Lgamma", only_float);
   for (cfx_dtype src : {CFX_FLOAT, CFX_INT32, CFX_BOOL})
     for (cfx_dtype dst : {CFX_FLOAT, CFX_INT32, CFX_BOOL})
       p.AsyncKernel<CastKernel>("Cast", kDeviceType)

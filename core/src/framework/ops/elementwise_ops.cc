@@ -230,6 +230,31 @@ void RegisterUnaryMathOps(OpRegistry* r) {
                        .Summary("The error function element-wise."));
   r->RegisterOrDie(UnaryOp("Erfc", "T: {bfloat16, half, float, double}")
                        .Summary("1 - erf(x) element-wise, accurate for large x."));
+  for (const char* op : {"Floor", "Ceil"})
+    r->RegisterOrDie(UnaryOp(op, "T: {bfloat16, half, float, double}")
+                         .Summary("x rounded down (Floor) or up (Ceil) element-wise."));
+  r->RegisterOrDie(UnaryOp("Log1p", kUnaryFloatTypes).Summary("log(1 + x) element-wise."));
+  r->RegisterOrDie(UnaryOp("Expm1", kUnaryFloatTypes).Summary("e ^ x - 1 element-wise."));
+  r->RegisterOrDie(UnaryOp("Tan", kUnaryFloatTypes).Summary("Tangent element-wise."));
+  r->RegisterOrDie(UnaryOp("Asin", kUnaryFloatTypes).Summary("Inverse sine element-wise."));
+  r->RegisterOrDie(UnaryOp("Acos", kUnaryFloatTypes).Summary("Inverse cosine element-wise."));
+  r->RegisterOrDie(UnaryOp("Atan", kUnaryFloatTypes).Summary("Inverse tangent element-wise."));
+  r->RegisterOrDie(UnaryOp("Sinh", kUnaryFloatTypes).Summary("Hyperbolic sine element-wise."));
+  r->RegisterOrDie(UnaryOp("Cosh", kUnaryFloatTypes).Summary("Hyperbolic cosine element-wise."));
+  r->RegisterOrDie(
+      UnaryOp("Asinh", kUnaryFloatTypes).Summary("Inverse hyperbolic sine element-wise."));
+  r->RegisterOrDie(
+      UnaryOp("Acosh", kUnaryFloatTypes).Summary("Inverse hyperbolic cosine element-wise."));
+  r->RegisterOrDie(
+      UnaryOp("Atanh", kUnaryFloatTypes).Summary("Inverse hyperbolic tangent element-wise."));
+  r->RegisterOrDie(UnaryOp("Lgamma", "T: {bfloat16, half, float, double}")
+                       .Summary("log |Gamma(x)| element-wise."));
+  r->RegisterOrDie(UnaryOp("Digamma", "T: {bfloat16, half, float, double}")
+                       .Summary("The derivative of Lgamma element-wise."));
+  r->RegisterOrDie(UnaryOp("Erfinv", "T: {bfloat16, half, float, double}")
+                       .Summary("The inverse of the error function element-wise."));
+  r->RegisterOrDie(UnaryOp("Ndtri", "T: {bfloat16, half, float, double}")
+                       .Summary("The inverse of the standard normal CDF element-wise."));
   for (const char* op : {"IsFinite", "IsNan", "IsInf"})
     r->RegisterOrDie(OpDefBuilder(op)
                          .Input("x: T")
