@@ -697,6 +697,16 @@ std::map<std::string, OpEntry> BuildTable() {
   // Lgamma and Digamma away from their poles at 0, -1, -2, ...
   for (const char* op : {"Lgamma", "Digamma"}) t[op] = Unary({0.1, 10, 1, 10}, kTranscendental);
   t["Ndtri"] = Unary({0.01, 0.99, 0, 0}, kTranscendental);
+  t["Xlog1py"] = Binary(any, {-0.9, 10, 0, 10}, kTranscendental);
+  // Some y exactly 0.
+  for (const char* op : {"DivNoNan", "MulNoNan"})
+    t[op] = Binary(any, {-3, 3, -3, 3, false, 0.5}, kArithmetic);
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    t[op] = Binary({0, 0, -100, 100}, {0, 0, -100, 100}, kExact);
+  // Shift counts below 0 and past the width (clamped).
+  for (const char* op : {"LeftShift", "RightShift"})
+    t[op] = Binary({0, 0, -100, 100}, {0, 0, -3, 70}, kExact);
+  t["Invert"] = Unary({0, 0, -100, 100}, kExact);
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"})
     t[op] = Binary(ties, ties, kExact);
   for (const char* op : {"LogicalAnd", "LogicalOr"}) t[op] = Binary(any, any, kExact);

@@ -58,6 +58,49 @@ OpEntry BroadcastGradientArgs() {
           kExact, ""};
 }
 
+// ConcatOffset(concat_dim, shape_0 .. shape_N-1): shapes that agree off the axis.
+OpEntry ConcatOffset() {
+  return {[](Gen& g) {
+            struct S {
+              int axis;
+              std::vector<std::vector<double>> shapes;
+            };
+            static const std::vector<S> specs = {
+                {0, {{2, 3}, {5, 3}}},
+                {1, {{2, 3, 4}, {2, 0, 4}, {2, 7, 4}}},
+                {-1, {{4, 1}, {4, 6}, {4, 2}, {4, 9}}},
+                {0, {{1}, {1}}}};
+            std::vector<Case> cases;
+            for (const S& spec : specs) {
+              Case c{"concat_dim=" + std::to_string(spec.axis) + " N=" +
+                         std::to_string(spec.shapes.size()),
+                     {Gen::Scalar(DT_INT32, spec.axis)},
+                     {{"N", AttrValue::Int(static_cast<int64_t>(spec.shapes.size()))}}};
+              for (const auto& shape : spec.shapes)
+                c.inputs.push_back(Gen::Vector(g.Type("shape"), shape));
+              cases.push_back(std::move(c));
+            }
+            return cases;
+          },
+          kExact, ""};
+}
+// ShapeN(input_0 .. input_N-1): tensors of different ranks, empty ones included.
+OpEntry ShapeN() {
+  return {[](Gen& g) {
+            static const std::vector<std::vector<Shape>> specs = {
+                {{}}, {{2, 3}, {0}, {4, 1, 5}}, {{7}, {7}}};
+            std::vector<Case> cases;
+            for (const auto& shapes : specs) {
+              Case c{"N=" + std::to_string(shapes.size()),
+                     {},
+                     {{"N", AttrValue::Int(static_cast<int64_t>(shapes.size()))}}};
+              for (const Shape& shape : shapes) c.inputs.push_back(g.Random(g.Type("input"), shape, {}));
+              cases.push_back(std::move(c));
+            }
+            return cases;
+          },
+          kExact, ""};
+}
 OpEntry BroadcastTo() {
   return {[](Gen& g) {
             static const std::vector<std::pair<Shape, std::vector<double>>> specs = {
@@ -128,6 +171,9 @@ void AddGradientOpCases(std::map<std::string, OpEntry>* table) {
     t[op] = SameShapeBinary({0.1, 10}, any, kArithmetic);
   t["ReciprocalGrad"] = SameShapeBinary(any, any, kArithmetic);
   t["BroadcastGradientArgs"] = BroadcastGradientArgs();
+  t["BroadcastArgs"] = BroadcastGradientArgs();  // the same (s0, s1) pairs
+  t["ConcatOffset"] = ConcatOffset();
+  t["ShapeN"] = ShapeN();
   t["BroadcastTo"] = BroadcastTo();
   t["InvertPermutation"] = InvertPermutation();
   t["StopGradient"] = Identity({});

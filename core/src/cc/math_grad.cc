@@ -134,6 +134,22 @@ void RegisterMathGradients(GradientRegistry* r) {
     *gx = ops::Mul(s, ops::Xlogy(s, NonZero(s, x), y), dy);
     *gy = ops::Mul(s, ops::Xdivy(s, x, y), dy);
   });
+  Binary(r, "Xlog1py", [](const Scope& s, const Output& x, const Output& y, const Output&,
+                          const Output& dy, Output* gx, Output* gy) {
+    *gx = ops::Mul(s, ops::Xlog1py(s, NonZero(s, x), y), dy);
+    *gy = ops::Mul(s, ops::Xdivy(s, x, ops::Add(s, y, ops::OnesLike(s, y))), dy);
+  });
+  // DivNoNan and MulNoNan (TensorFlow's rules): where y is 0 both slopes are 0.
+  Binary(r, "DivNoNan", [](const Scope& s, const Output& x, const Output& y, const Output&,
+                           const Output& dy, Output* gx, Output* gy) {
+    *gx = ops::DivNoNan(s, dy, y);
+    *gy = ops::Mul(s, dy, ops::DivNoNan(s, ops::DivNoNan(s, ops::Neg(s, x), y), y));
+  });
+  Binary(r, "MulNoNan", [](const Scope& s, const Output& x, const Output& y, const Output&,
+                           const Output& dy, Output* gx, Output* gy) {
+    *gx = ops::MulNoNan(s, dy, y);
+    *gy = ops::MulNoNan(s, x, dy);
+  });
   Binary(r, "SquaredDifference", [](const Scope& s, const Output& x, const Output& y,
                                     const Output&, const Output& dy, Output* gx, Output* gy) {
     *gx = ops::Mul(s, ops::Mul(s, dy, 2.0f), ops::Sub(s, x, y));
@@ -337,7 +353,9 @@ void RegisterMathGradients(GradientRegistry* r) {
                          "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                          "RandomUniformInt", "RandomShuffle", "Range",
                          "BroadcastGradientArgs", "InvertPermutation", "Round", "Rint", "Floor", "Ceil", "FloorDiv",
-                         "TruncateDiv", "IsFinite", "IsNan", "IsInf"})
+                         "TruncateDiv", "IsFinite", "IsNan", "IsInf", "BitwiseAnd", "BitwiseOr",
+                         "BitwiseXor", "LeftShift", "RightShift", "Invert", "BroadcastArgs",
+                         "ConcatOffset", "ShapeN"})
     r->RegisterNoGradient(op);
 }
 

@@ -1,5 +1,5 @@
 // Array ops that gradient functions build on, on CPU: BroadcastTo (every fixed-size dtype),
-// BroadcastGradientArgs and InvertPermutation (int32 and int64).
+// BroadcastGradientArgs, BroadcastArgs, ConcatOffset and InvertPermutation (int32 and int64).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -85,6 +85,10 @@ void RegisterGradientArrayKernels(sdk::Plugin& p) {
                                                                        /*inexpensive=*/true);
   RegisterForTypes<InvertPermutationKernel, int32_t, int64_t>(p, "InvertPermutation", "T",
                                                               /*inexpensive=*/true);
+  RegisterForTypes<sdk::ConcatOffsetKernel, int32_t, int64_t>(p, "ConcatOffset", "shape_type",
+                                                              /*inexpensive=*/true);
+  RegisterForTypes<sdk::BroadcastArgsKernel, int32_t, int64_t>(p, "BroadcastArgs", "T",
+                                                               /*inexpensive=*/true);
 }
 
 }  // namespace cfx::cpu

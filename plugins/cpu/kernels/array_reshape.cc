@@ -1,6 +1,7 @@
 // Ops that change a tensor's shape but not its elements (Reshape, ExpandDims, Squeeze) and ops
 // that describe a shape (Shape, Rank, Size), on CPU.
 #include "conflux/sdk/basic_kernels.h"
+#include "conflux/sdk/host_kernels.h"
 #include "kernels/array_util.h"
 
 namespace cfx::cpu {
@@ -67,6 +68,7 @@ void RegisterReshapeKernels(sdk::Plugin& p) {
   RegisterTypeAgnostic<ExpandDimsKernel>(p, "ExpandDims", "T", {"dim"}, /*inexpensive=*/true);
   RegisterTypeAgnostic<SqueezeKernel>(p, "Squeeze", "T", {}, /*inexpensive=*/true);
   RegisterShapeQuery<sdk::ShapeKernel>(p, "Shape");
+  RegisterShapeQuery<sdk::ShapeNKernel>(p, "ShapeN");
   RegisterShapeQuery<sdk::RankKernel>(p, "Rank");
   RegisterShapeQuery<sdk::SizeKernel>(p, "Size");
 }

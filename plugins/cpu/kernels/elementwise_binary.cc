@@ -1,7 +1,9 @@
 // Binary arithmetic on CPU with NumPy broadcasting: Add, AddV2, Sub, Mul, Div, RealDiv, FloorDiv,
 // FloorMod, TruncateDiv, Maximum, Minimum, Pow, SquaredDifference, for float, double, int32 and
-// int64, and Atan2, Xdivy, Xlogy for float and double (as are RealDiv's kernels). Div and
-// TruncateDiv truncate toward zero, FloorDiv and FloorMod round toward negative infinity.
+// int64; Atan2, Xdivy, Xlogy, Xlog1py, DivNoNan, MulNoNan for float and double (as are RealDiv's
+// kernels); BitwiseAnd, BitwiseOr, BitwiseXor, LeftShift, RightShift for the eight integer
+// types. Div and TruncateDiv truncate toward zero, FloorDiv and FloorMod round toward negative
+// infinity.
 #include <cmath>
 #include <type_traits>
 
@@ -132,6 +134,37 @@ using XdivyFn = ElementFn<4, [](auto x, auto y) { return x == 0 ? decltype(x)(0)
 using XlogyFn =
     ElementFn<20, [](auto x, auto y) { return x == 0 ? decltype(x)(0) : x * std::log(y); }>;
 
+// Xlog1py: 0 where x is 0, else x * log1p(y). DivNoNan and MulNoNan: 0 where y is 0, else x / y
+// and x * y.
+using Xlog1pyFn =
+    ElementFn<20, [](auto x, auto y) { return x == 0 ? decltype(x)(0) : x * std::log1p(y); }>;
+using DivNoNanFn = ElementFn<4, [](auto x, auto y) { return y == 0 ? decltype(x)(0) : x / y; }>;
+using MulNoNanFn = ElementFn<1, [](auto x, auto y) { return y == 0 ? decltype(x)(0) : x * y; }>;
+
+// The bitwise ops. A shift count is clamped to [0, bits - 1], as TensorFlow's kernels do (a
+// shift by the width or more is undefined in C++); a left shift goes through the unsigned type.
+using BitwiseAndFn = ElementFn<1, [](auto x, auto y) { return static_cast<decltype(x)>(x & y); }>;
+using BitwiseOrFn = ElementFn<1, [](auto x, auto y) { return static_cast<decltype(x)>(x | y); }>;
+using BitwiseXorFn = ElementFn<1, [](auto x, auto y) { return static_cast<decltype(x)>(x ^ y); }>;
+template <typename T>
+constexpr T ClampedShift(T y) {
+  constexpr T kLast = static_cast<T>(sizeof(T) * 8 - 1);
+  return y < T(0) ? T(0) : (y > kLast ? kLast : y);
+}
+using LeftShiftFn = ElementFn<1, []<typename T>(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) << static_cast<U>(ClampedShift(y))));
+}>;
+using RightShiftFn = ElementFn<1, []<typename T>(T x, T y) {
+  return static_cast<T>(x >> ClampedShift(y));
+}>;
+
+template <typename F>
+void RegisterBitwise(sdk::Plugin& p, const char* op) {
+  RegisterForTypes<Binary<F>::template Kernel, int8_t, int16_t, int32_t, int64_t, uint8_t,
+                   uint16_t, uint32_t, uint64_t>(p, op);
+}
+
 template <typename F>
 void RegisterArithmetic(sdk::Plugin& p, const char* op) {
   RegisterForTypes<Binary<F>::template Kernel, float, double, int32_t, int64_t>(p, op);
@@ -156,6 +189,14 @@ void RegisterBinaryArithmeticKernels(sdk::Plugin& p) {
   RegisterForTypes<Binary<Atan2Fn>::Kernel, float, double>(p, "Atan2");
   RegisterForTypes<Binary<XdivyFn>::Kernel, float, double>(p, "Xdivy");
   RegisterForTypes<Binary<XlogyFn>::Kernel, float, double>(p, "Xlogy");
+  RegisterForTypes<Binary<Xlog1pyFn>::Kernel, float, double>(p, "Xlog1py");
+  RegisterForTypes<Binary<DivNoNanFn>::Kernel, float, double>(p, "DivNoNan");
+  RegisterForTypes<Binary<MulNoNanFn>::Kernel, float, double>(p, "MulNoNan");
+  RegisterBitwise<BitwiseAndFn>(p, "BitwiseAnd");
+  RegisterBitwise<BitwiseOrFn>(p, "BitwiseOr");
+  RegisterBitwise<BitwiseXorFn>(p, "BitwiseXor");
+  RegisterBitwise<LeftShiftFn>(p, "LeftShift");
+  RegisterBitwise<RightShiftFn>(p, "RightShift");
 }
 
 }  // namespace cfx::cpu

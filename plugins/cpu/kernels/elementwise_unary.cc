@@ -2,7 +2,7 @@
 // Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Rint, Erf, Erfc, Floor, Ceil, Log1p,
 // Expm1, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma, Digamma, Erfinv, Ndtri
 // for float and double (TensorFlow registers them on CPU for floating point and complex types
-// only); _MklSwish for float. The C library's functions (correctly rounded or within an ulp or
+// only); _MklSwish for float; Invert for the integer types. The C library's functions (correctly rounded or within an ulp or
 // two), Eigen's digamma and ndtri (as TensorFlow's kernels use).
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -133,6 +133,8 @@ double ErfinvDouble(double x) {
 }
 using ErfinvFn = ElementFn<60, []<typename T>(T x) { return static_cast<T>(ErfinvDouble(x)); }>;
 
+using InvertFn = ElementFn<1, [](auto x) { return static_cast<decltype(x)>(~x); }>;
+
 using IsFiniteFn = ElementFn<1, [](auto x) { return std::isfinite(x); }>;
 using IsNanFn = ElementFn<1, [](auto x) { return std::isnan(x); }>;
 using IsInfFn = ElementFn<1, [](auto x) { return std::isinf(x); }>;
@@ -186,6 +188,8 @@ void RegisterUnaryMathKernels(sdk::Plugin& p) {
   RegisterFloat<DigammaFn>(p, "Digamma");
   RegisterFloat<ErfinvFn>(p, "Erfinv");
   RegisterFloat<NdtriFn>(p, "Ndtri");
+  RegisterForTypes<Unary<InvertFn>::template Kernel, int8_t, int16_t, int32_t, int64_t, uint8_t,
+                   uint16_t, uint32_t, uint64_t>(p, "Invert");
   RegisterForTypes<UnaryTo<IsFiniteFn, bool>::template Kernel, float, double>(p, "IsFinite");
   RegisterForTypes<UnaryTo<IsNanFn, bool>::template Kernel, float, double>(p, "IsNan");
   RegisterForTypes<UnaryTo<IsInfFn, bool>::template Kernel, float, double>(p, "IsInf");

@@ -11,6 +11,7 @@
 
 #include "conflux/sdk/basic_kernels.h"
 #include "conflux/sdk/gradient_shape_rules.h"
+#include "conflux/sdk/host_kernels.h"
 #include "conflux/sdk/shape_rules.h"
 #include "cuda_common.h"
 #include "kernels/array_plan.h"
@@ -603,6 +604,7 @@ void RegisterArrayKernels(sdk::Plugin& p) {
   Register<SelectKernel<false>>(p, "Select");
   Register<SelectKernel<true>>(p, "SelectV2");
   RegisterShapeQuery<sdk::ShapeKernel>(p, "Shape");
+  RegisterShapeQuery<sdk::ShapeNKernel>(p, "ShapeN");
   RegisterShapeQuery<sdk::SizeKernel>(p, "Size");
   RegisterShapeQuery<sdk::RankKernel>(p, "Rank");
 }

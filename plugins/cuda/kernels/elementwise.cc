@@ -334,6 +334,9 @@ void RegisterElementwiseKernels(sdk::Plugin& p) {
   Binary<BinaryFn::kSoftplusGrad>(p, "SoftplusGrad");
   Binary<BinaryFn::kLeakyReluGrad>(p, "LeakyReluGrad");
   Binary<BinaryFn::kSoftsignGrad>(p, "SoftsignGrad");
+  Binary<BinaryFn::kXlog1py>(p, "Xlog1py");
+  Binary<BinaryFn::kDivNoNan>(p, "DivNoNan");
+  Binary<BinaryFn::kMulNoNan>(p, "MulNoNan");
   Compare<CompareFn::kEqual>(p, "Equal");
   Compare<CompareFn::kNotEqual>(p, "NotEqual");
   Compare<CompareFn::kLess>(p, "Less");

@@ -149,6 +149,12 @@ __device__ float ApplyBinary(BinaryFn fn, float x, float y, float param) {
       const float d = 1.0f + fabsf(y);
       return x / (d * d);
     }
+    case BinaryFn::kXlog1py:
+      return x == 0.0f ? 0.0f : x * log1pf(y);
+    case BinaryFn::kDivNoNan:
+      return y == 0.0f ? 0.0f : x / y;
+    case BinaryFn::kMulNoNan:
+      return y == 0.0f ? 0.0f : x * y;
   }
   return x;
 }

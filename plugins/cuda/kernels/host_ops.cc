@@ -1,5 +1,6 @@
-// Ops that run on the host on the GPU device type, as TensorFlow places them: Range and
-// BroadcastGradientArgs (int32, int64) with inputs and outputs in host memory, and NoOp. The
+// Ops that run on the host on the GPU device type, as TensorFlow places them: Range,
+// BroadcastGradientArgs, BroadcastArgs and ConcatOffset (int32, int64) with inputs and outputs in
+// host memory, and NoOp. The
 // kernels are the SDK's (conflux/sdk/host_kernels.h), shared with the CPU plugin.
 #include "conflux/sdk/host_kernels.h"
 #include "cuda_common.h"
@@ -23,6 +24,18 @@ void RegisterHostIndexOps(sdk::Plugin& p) {
       .HostMemory("s1")
       .HostMemory("r0")
       .HostMemory("r1")
+      .Inexpensive();
+  p.Kernel<sdk::BroadcastArgsKernel<T>>("BroadcastArgs", kDeviceType)
+      .template TypeConstraint<T>("T")
+      .HostMemory("s0")
+      .HostMemory("s1")
+      .HostMemory("r0")
+      .Inexpensive();
+  p.Kernel<sdk::ConcatOffsetKernel<T>>("ConcatOffset", kDeviceType)
+      .template TypeConstraint<T>("shape_type")
+      .HostMemory("concat_dim")
+      .HostMemory("shape")
+      .HostMemory("offset")
       .Inexpensive();
 }
 

@@ -137,6 +137,9 @@ enum class BinaryFn : int32_t {
   kSoftplusGrad,
   kLeakyReluGrad,  // param: alpha
   kSoftsignGrad,
+  kXlog1py,
+  kDivNoNan,
+  kMulNoNan,
 };
 
 // True for the functions that LaunchBinary also runs on int32 and int64.

@@ -1,5 +1,6 @@
 // Element-wise ops on OpenCL, all from one program ("elementwise"): binary arithmetic with NumPy
-// broadcasting (Add, AddV2, Sub, Mul, Div, RealDiv, Maximum, Minimum, SquaredDifference, Pow),
+// broadcasting (Add, AddV2, Sub, Mul, Div, RealDiv, Maximum, Minimum, SquaredDifference, Pow,
+// Xlog1py, DivNoNan, MulNoNan),
 // comparisons (Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual -> bool), unary math (Neg,
 // Abs, Square, Relu, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Reciprocal, Floor, Ceil,
 // Log1p, Expm1, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Lgamma), Cast between
@@ -69,6 +70,9 @@ BINARY(Maximum_float, float, float, (x > y || isnan(x)) ? x : y)
 BINARY(Minimum_float, float, float, (x < y || isnan(x)) ? x : y)
 BINARY(SquaredDifference_float, float, float, (x - y) * (x - y))
 BINARY(Pow_float, float, float, pow(x, y))
+BINARY(Xlog1py_float, float, float, x == 0.0f ? 0.0f : x * log1p(y))
+BINARY(DivNoNan_float, float, float, y == 0.0f ? 0.0f : x / y)
+BINARY(MulNoNan_float, float, float, y == 0.0f ? 0.0f : x * y)
 BINARY(Add_int, int, int, WADD(x, y))
 BINARY(Sub_int, int, int, WSUB(x, y))
 BINARY(Mul_int, int, int, WMUL(x, y))
@@ -377,6 +381,9 @@ CFX_OCL_NAME(Maximum)
 CFX_OCL_NAME(Minimum)
 CFX_OCL_NAME(SquaredDifference)
 CFX_OCL_NAME(Pow)
+CFX_OCL_NAME(Xlog1py)
+CFX_OCL_NAME(DivNoNan)
+CFX_OCL_NAME(MulNoNan)
 CFX_OCL_NAME(Less)
 CFX_OCL_NAME(LessEqual)
 CFX_OCL_NAME(Greater)
@@ -434,6 +441,9 @@ void RegisterElementwiseKernels(sdk::Plugin& p) {
   Register<Binary<kSquaredDifference, false>>(p, "SquaredDifference", both);
   Register<AddNKernel>(p, "AddN", both);
   Register<Binary<kPow, false>>(p, "Pow", only_float);
+  Register<Binary<kXlog1py, false>>(p, "Xlog1py", only_float);
+  Register<Binary<kDivNoNan, false>>(p, "DivNoNan", only_float);
+  Register<Binary<kMulNoNan, false>>(p, "MulNoNan", only_float);
   Register<Binary<kLess, true>>(p, "Less", both);
   Register<Binary<kLessEqual, true>>(p, "LessEqual", both);
   Register<Binary<kGreater, true>>(p, "Greater", both);

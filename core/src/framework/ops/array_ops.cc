@@ -396,6 +396,18 @@ void RegisterArrayOps(OpRegistry* r) {
                        .Attr("out_type: {int32, int64} = DT_INT32")
                        .SetShapeFn(ShapeShapeFn)
                        .Summary("The shape of `input` as a vector."));
+  r->RegisterOrDie(OpDefBuilder("ShapeN")
+                       .Input("input: N * T")
+                       .Output("output: N * out_type")
+                       .Attr("N: int >= 1")
+                       .Attr("T: type")
+                       .Attr("out_type: {int32, int64} = DT_INT32")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         for (int i = 0; i < c.num_inputs(); ++i)
+                           c.set_output(i, Vector(c.input(i).rank()));
+                         return Status();
+                       })
+                       .Summary("The shape of each input as a vector."));
   r->RegisterOrDie(OpDefBuilder("Rank")
                        .Input("input: T")
                        .Output("output: int32")

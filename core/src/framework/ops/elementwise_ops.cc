@@ -168,6 +168,31 @@ void RegisterBinaryArithmeticOps(OpRegistry* r) {
   r->RegisterOrDie(BinaryOp("Xlogy", kUnaryFloatTypes)
                        .Summary("0 where x is 0, else x * log(y), element-wise with "
                                 "broadcasting."));
+  r->RegisterOrDie(BinaryOp("Xlog1py", kUnaryFloatTypes)
+                       .Summary("0 where x is 0, else x * log1p(y), element-wise with "
+                                "broadcasting."));
+  r->RegisterOrDie(BinaryOp("DivNoNan", kUnaryFloatTypes)
+                       .Summary("0 where y is 0, else x / y, element-wise with broadcasting."));
+  r->RegisterOrDie(BinaryOp("MulNoNan", kUnaryFloatTypes)
+                       .Summary("0 where y is 0 (even for an infinite or NaN x), else x * y, "
+                                "element-wise with broadcasting."));
+  constexpr char kIntegerTypes[] = "T: {int8, int16, int32, int64, uint8, uint16, uint32, uint64}";
+  r->RegisterOrDie(BinaryOp("BitwiseAnd", kIntegerTypes)
+                       .SetIsCommutative()
+                       .Summary("x & y element-wise, with broadcasting."));
+  r->RegisterOrDie(BinaryOp("BitwiseOr", kIntegerTypes)
+                       .SetIsCommutative()
+                       .Summary("x | y element-wise, with broadcasting."));
+  r->RegisterOrDie(BinaryOp("BitwiseXor", kIntegerTypes)
+                       .SetIsCommutative()
+                       .Summary("x ^ y element-wise, with broadcasting."));
+  r->RegisterOrDie(BinaryOp("LeftShift", kIntegerTypes)
+                       .Summary("x << y element-wise, y clamped to [0, bits - 1], with "
+                                "broadcasting."));
+  r->RegisterOrDie(BinaryOp("RightShift", kIntegerTypes)
+                       .Summary("x >> y element-wise (arithmetic for signed x), y clamped to "
+                                "[0, bits - 1], with broadcasting."));
+  r->RegisterOrDie(UnaryOp("Invert", kIntegerTypes).Summary("~x element-wise."));
   r->RegisterOrDie(BinaryOp("RealDiv", kBinaryMoreTypes)
                        .Summary("x / y element-wise for real types, with broadcasting."));
   r->RegisterOrDie(BinaryOp("Maximum", kMinMaxTypes)

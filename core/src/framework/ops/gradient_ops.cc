@@ -1,8 +1,10 @@
 // Ops that gradient functions build graphs from (they are ordinary ops, usable anywhere):
 // ReluGrad, SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad, BroadcastGradientArgs,
-// BroadcastTo, InvertPermutation, StopGradient, PreventGradient and UnsortedSegmentSum.
+// BroadcastArgs, ConcatOffset, BroadcastTo, InvertPermutation, StopGradient, PreventGradient and
+// UnsortedSegmentSum.
 // Names, arguments, attrs, defaults and type lists are TensorFlow's; the shape rules shared with
 // the kernels live in conflux/sdk/gradient_shape_rules.h.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +34,35 @@ Status BroadcastGradientArgsShape(InferenceContext& c) {
   CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::BroadcastGradientArgs(*s0, *s1, &r0, &r1)));
   c.set_output(0, PartialTensorShape(Dims{static_cast<int64_t>(r0.size())}));
   c.set_output(1, PartialTensorShape(Dims{static_cast<int64_t>(r1.size())}));
+  return Status();
+}
+
+// r0 is a vector, of known length when s0 and s1 are constants.
+Status BroadcastArgsShapeFn(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(c.WithRank(0, 1).status());
+  CFX_RETURN_IF_ERROR(c.WithRank(1, 1).status());
+  std::optional<Dims> s0 = ConstValues(c, 0), s1 = ConstValues(c, 1);
+  if (!s0 || !s1) {
+    // At least as long as the longer operand when their lengths are known.
+    const PartialTensorShape& a = c.input(0);
+    const PartialTensorShape& b = c.input(1);
+    const bool known = !a.unknown_rank() && !b.unknown_rank() && a.dim(0) >= 0 && b.dim(0) >= 0;
+    c.set_output(0, PartialTensorShape(Dims{known ? std::max(a.dim(0), b.dim(0)) : kUnknown}));
+    return Status();
+  }
+  Dims r0;
+  CFX_RETURN_IF_ERROR(RuleStatus(c, shape_rules::BroadcastArgsShape(*s0, *s1, &r0)));
+  c.set_output(0, PartialTensorShape(Dims{static_cast<int64_t>(r0.size())}));
+  return Status();
+}
+
+// Each offset has its shape input's shape (a vector); concat_dim is a scalar.
+Status ConcatOffsetShapeFn(InferenceContext& c) {
+  CFX_RETURN_IF_ERROR(c.WithRank(0, 0).status());
+  for (int i = 1; i < c.num_inputs(); ++i) {
+    CFX_ASSIGN_OR_RETURN(PartialTensorShape s, c.WithRank(i, 1));
+    c.set_output(i - 1, s);
+  }
   return Status();
 }
 
@@ -113,6 +144,22 @@ void RegisterGradientOps(OpRegistry* r) {
                        .SetShapeFn(BroadcastGradientArgsShape)
                        .Summary("The dimensions to sum the gradient of s0 op s1 (broadcast) over "
                                 "for each operand."));
+  r->RegisterOrDie(OpDefBuilder("BroadcastArgs")
+                       .Input("s0: T")
+                       .Input("s1: T")
+                       .Output("r0: T")
+                       .Attr("T: {int32, int64} = DT_INT32")
+                       .SetShapeFn(BroadcastArgsShapeFn)
+                       .Summary("The shape NumPy broadcasting gives operands of shapes s0 and s1."));
+  r->RegisterOrDie(OpDefBuilder("ConcatOffset")
+                       .Input("concat_dim: int32")
+                       .Input("shape: N * shape_type")
+                       .Output("offset: N * shape_type")
+                       .Attr("N: int >= 2")
+                       .Attr("shape_type: {int32, int64} = DT_INT32")
+                       .SetShapeFn(ConcatOffsetShapeFn)
+                       .Summary("Where each input of a concatenation along concat_dim starts "
+                                "(ConcatV2's gradient slices with these)."));
   r->RegisterOrDie(OpDefBuilder("BroadcastTo")
                        .Input("input: T")
                        .Input("shape: Tidx")

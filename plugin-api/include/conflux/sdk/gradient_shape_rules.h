@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "conflux/sdk/shape_rules.h"
 
@@ -60,6 +61,40 @@ inline std::string BroadcastGradientArgs(const Dims& s0, const Dims& s1, Dims* r
       return Msg("Incompatible shapes: ", ListStr(s0), " vs. ", ListStr(s1));
     if (x == 1) r0->push_back(static_cast<int64_t>(d));
     if (y == 1) r1->push_back(static_cast<int64_t>(d));
+  }
+  return "";
+}
+
+// BroadcastArgs: the shape NumPy broadcasting gives operands of shapes s0 and s1 (fully known).
+inline std::string BroadcastArgsShape(const Dims& s0, const Dims& s1, Dims* out) {
+  for (const Dims* s : {&s0, &s1})
+    for (size_t i = 0; i < s->size(); ++i)
+      if ((*s)[i] < 0) return Msg(s == &s0 ? "s0" : "s1", "[", i, "] = ", (*s)[i], " must be >= 0");
+  const size_t rank = std::max(s0.size(), s1.size());
+  out->assign(rank, 1);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t x = d + s0.size() < rank ? 1 : s0[d + s0.size() - rank];
+    const int64_t y = d + s1.size() < rank ? 1 : s1[d + s1.size() - rank];
+    if (x != y && x != 1 && y != 1)
+      return Msg("Incompatible shapes: ", ListStr(s0), " vs. ", ListStr(s1));
+    (*out)[d] = x == 1 ? y : x;
+  }
+  return "";
+}
+
+// ConcatOffset: where each of `shapes` starts in their concatenation along `*axis` (normalized on
+// success): zeros but along the axis, where the sizes of the shapes before it add up. The shapes
+// (fully known) must agree but along the axis, as ConcatShape asks.
+inline std::string ConcatOffsets(const std::vector<Dims>& shapes, int64_t* axis,
+                                 std::vector<Dims>* offsets) {
+  Dims joined;
+  std::string error = ConcatShape(shapes, axis, &joined);
+  if (!error.empty()) return error;
+  offsets->assign(shapes.size(), Dims(shapes[0].size(), 0));
+  int64_t at = 0;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    (*offsets)[k][static_cast<size_t>(*axis)] = at;
+    at += shapes[k][static_cast<size_t>(*axis)];  // ConcatShape checked the sum fits
   }
   return "";
 }
