@@ -158,6 +158,29 @@ OpEntry UnsortedSegmentSum() {
           kReduction, ""};
 }
 
+// The sorted segment reductions: ids sorted, with repeats, gaps (empty segments) and one segment
+// of everything.
+OpEntry SortedSegment(Tolerance tol) {
+  return {[](Gen& g) {
+            struct S {
+              Shape data;
+              std::vector<double> ids;
+            };
+            static const std::vector<S> specs = {{{6}, {0, 0, 1, 3, 3, 3}},
+                                                 {{5, 4}, {0, 2, 2, 2, 7}},
+                                                 {{3, 2, 2}, {1, 1, 1}},
+                                                 {{0, 3}, {}}};
+            std::vector<Case> cases;
+            for (const S& spec : specs)
+              cases.push_back({"data=" + spec.data.ToString() + " segment_ids=" +
+                                   std::to_string(spec.ids.size()),
+                               {g.Random(g.Input(0), spec.data, {0, 1, -10, 10}),
+                                Gen::Vector(g.Input(1), spec.ids)},
+                               {}});
+            return cases;
+          },
+          tol, ""};
+}
 }  // namespace
 
 void AddGradientOpCases(std::map<std::string, OpEntry>* table) {
@@ -179,6 +202,11 @@ void AddGradientOpCases(std::map<std::string, OpEntry>* table) {
   t["StopGradient"] = Identity({});
   t["PreventGradient"] = Identity({{"message", AttrValue::String("conformance")}});
   t["UnsortedSegmentSum"] = UnsortedSegmentSum();
+  for (const char* op : {"UnsortedSegmentProd", "UnsortedSegmentMax", "UnsortedSegmentMin"})
+    t[op] = UnsortedSegmentSum();
+  for (const char* op : {"SegmentSum", "SegmentMean", "SegmentProd"})
+    t[op] = SortedSegment(kReduction);
+  for (const char* op : {"SegmentMax", "SegmentMin"}) t[op] = SortedSegment(kExact);
 }
 
 }  // namespace cfx::conformance

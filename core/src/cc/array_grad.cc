@@ -132,6 +132,30 @@ void RegisterArrayGradients(GradientRegistry* r) {
     *dx = {Output(), gt, ge};
     return s.status();
   };
+  // The sorted segment reductions (TensorFlow's math_grad.py): each row of data gets the
+  // gradient of its segment's row; a mean divides it by the segment's length; a maximum or
+  // minimum gives it to the rows equal to the result, split evenly among ties.
+  (void)r->Register("SegmentSum", [](const Scope& s, const Operation& op, const Grads& dy,
+                                     Grads* dx) {
+    *dx = {ops::GatherV2(s, dy[0], op.input(1), 0), Output()};
+    return s.status();
+  });
+  (void)r->Register("SegmentMean", [](const Scope& s, const Operation& op, const Grads& dy,
+                                      Grads* dx) {
+    Output counts = ops::SegmentSum(s, ops::OnesLike(s, op.input(0)), op.input(1));
+    *dx = {ops::GatherV2(s, ops::RealDiv(s, dy[0], counts), op.input(1), 0), Output()};
+    return s.status();
+  });
+  auto segment_extreme = [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    Output data = op.input(0), ids = op.input(1);
+    Output selected = ops::Equal(s, data, ops::GatherV2(s, op.output(0), ids, 0));
+    Output count = ops::SegmentSum(s, ops::Cast(s, selected, data.type()), ids);
+    Output share = ops::GatherV2(s, ops::RealDiv(s, dy[0], count), ids, 0);
+    *dx = {ops::SelectV2(s, selected, share, ops::ZerosLike(s, data)), Output()};
+    return s.status();
+  };
+  (void)r->Register("SegmentMax", segment_extreme);
+  (void)r->Register("SegmentMin", segment_extreme);
   (void)r->Register("Select", select);
   (void)r->Register("SelectV2", select);
   (void)r->Register("GatherV2", [](const Scope& s, const Operation& op, const Grads& dy,

@@ -105,6 +105,25 @@ Status UnsortedSegmentSumShape(InferenceContext& c) {
   return Status();
 }
 
+// The sorted segment reductions: [number of segments] + data.shape[1:]; segment_ids is a vector
+// as long as data's first dimension, the number of segments its last value + 1 when constant.
+Status SortedSegmentShape(InferenceContext& c) {
+  CFX_ASSIGN_OR_RETURN(PartialTensorShape ids, c.WithRank(1, 1));
+  CFX_ASSIGN_OR_RETURN(PartialTensorShape data, c.WithRankAtLeast(0, 1));
+  if (data.unknown_rank()) {
+    c.set_output(0, PartialTensorShape::UnknownRank());
+    return Status();
+  }
+  if (data.dim(0) >= 0 && ids.dim(0) >= 0 && data.dim(0) != ids.dim(0))
+    return c.Error(StrCat("segment_ids has ", ids.dim(0), " elements but data's first dimension is ",
+                          data.dim(0)));
+  Dims out = data.dims();
+  out[0] = kUnknown;
+  if (std::optional<Dims> v = ConstValues(c, 1)) out[0] = v->empty() ? 0 : v->back() + 1;
+  c.set_output(0, PartialTensorShape(out));
+  return Status();
+}
+
 // "y: T, dy: T -> z: T", TensorFlow's gradients of unary ops written in terms of their output y.
 OpDefBuilder UnaryGradOp(const char* name) {
   OpDefBuilder b(name);
@@ -199,6 +218,40 @@ void RegisterGradientOps(OpRegistry* r) {
                        .SetShapeFn(UnsortedSegmentSumShape)
                        .Summary("output[i] = sum of the data[j...] with segment_ids[j...] == i; "
                                 "negative ids are dropped."));
+  struct Unsorted {
+    const char* name;
+    const char* types;
+    const char* what;
+  };
+  for (const Unsorted& u : {Unsorted{"UnsortedSegmentProd", "T: numbertype", "product"},
+                            Unsorted{"UnsortedSegmentMax", "T: realnumbertype", "maximum"},
+                            Unsorted{"UnsortedSegmentMin", "T: realnumbertype", "minimum"}})
+    r->RegisterOrDie(OpDefBuilder(u.name)
+                         .Input("data: T")
+                         .Input("segment_ids: Tindices")
+                         .Input("num_segments: Tnumsegments")
+                         .Output("output: T")
+                         .Attr(u.types)
+                         .Attr("Tindices: {int32, int64}")
+                         .Attr("Tnumsegments: {int32, int64} = DT_INT32")
+                         .SetShapeFn(UnsortedSegmentSumShape)
+                         .Summary(StrCat("output[i] = the ", u.what,
+                                         " of the data[j...] with segment_ids[j...] == i; "
+                                         "negative ids are dropped.")));
+  for (const Unsorted& u : {Unsorted{"SegmentSum", "T: numbertype", "sum"},
+                            Unsorted{"SegmentMean", "T: numbertype", "mean"},
+                            Unsorted{"SegmentProd", "T: numbertype", "product"},
+                            Unsorted{"SegmentMax", "T: realnumbertype", "maximum"},
+                            Unsorted{"SegmentMin", "T: realnumbertype", "minimum"}})
+    r->RegisterOrDie(OpDefBuilder(u.name)
+                         .Input("data: T")
+                         .Input("segment_ids: Tindices")
+                         .Output("output: T")
+                         .Attr(u.types)
+                         .Attr("Tindices: {int32, int64}")
+                         .SetShapeFn(SortedSegmentShape)
+                         .Summary(StrCat("output[i] = the ", u.what,
+                                         " of the rows of data whose sorted segment_ids == i.")));
 }
 
 }  // namespace cfx::internal
