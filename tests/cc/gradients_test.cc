@@ -258,6 +258,17 @@ std::vector<Case> Cases() {
          Tensor indices = test::MakeTensor<int32_t>({2, 1}, {3, 1});
          return ops::Mul(s, ops::TensorScatterUpdate(s, x[0], indices, x[1]), x[0]);
        }},
+      // Row 1 picked twice: its updates' gradients are both that row of dy.
+      {"TensorScatterAdd", {Random({4, 2}, -1, 1, 33), Random({3, 2}, -1, 1, 34)},
+       [](const Scope& s, const X& x) {
+         Tensor indices = test::MakeTensor<int32_t>({3, 1}, {1, 3, 1});
+         return ops::Square(s, ops::TensorScatterAdd(s, x[0], indices, x[1]));
+       }},
+      {"TensorScatterSub", {Random({4, 2}, -1, 1, 35), Random({3, 2}, -1, 1, 36)},
+       [](const Scope& s, const X& x) {
+         Tensor indices = test::MakeTensor<int32_t>({3, 1}, {1, 3, 1});
+         return ops::Square(s, ops::TensorScatterSub(s, x[0], indices, x[1]));
+       }},
       {"MatrixBandPart", {Random({2, 3, 4}, -1, 1, 32)},
        [](const Scope& s, const X& x) {
          return ops::Mul(s, ops::MatrixBandPart(s, x[0], int64_t{1}, int64_t{0}), x[0]);

@@ -285,6 +285,13 @@ void AddModelOpCases(std::map<std::string, OpEntry>& t) {
   t["GatherNd"] = GatherNd();
   t["ScatterNd"] = ScatterNd();
   t["TensorScatterUpdate"] = TensorScatterUpdate();
+  // Repeated tuples combine in order: the same on every device for these (exactly for Max and
+  // Min; sums may round in another order).
+  for (const char* op : {"TensorScatterMax", "TensorScatterMin"}) t[op] = TensorScatterUpdate();
+  for (const char* op : {"TensorScatterAdd", "TensorScatterSub"}) {
+    t[op] = TensorScatterUpdate();
+    t[op].tol = kArithmetic;
+  }
 }
 
 }  // namespace cfx::conformance

@@ -81,9 +81,22 @@ Status TensorScatterUpdateGrad(const Scope& s, const Operation& op, const Grads&
   return s.status();
 }
 
+// TensorScatterAdd and TensorScatterSub: dy for the tensor, the slices the updates went into
+// (negated for Sub) for the updates.
+template <bool kNegate>
+Status TensorScatterAddGrad(const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+  Output updates_grad = ops::GatherNd(s, dy[0], op.input(1),
+                                      ops::GatherNdAttrs().BadIndicesPolicy(Policy(op)));
+  if (kNegate) updates_grad = ops::Neg(s, updates_grad);
+  *dx = {dy[0], Output(), updates_grad};
+  return s.status();
+}
+
 }  // namespace
 
 void RegisterIndexGradients(GradientRegistry* r) {
+  (void)r->Register("TensorScatterAdd", TensorScatterAddGrad<false>);
+  (void)r->Register("TensorScatterSub", TensorScatterAddGrad<true>);
   (void)r->Register("TopKV2", TopKGrad);
   (void)r->Register("GatherNd", GatherNdGrad);
   (void)r->Register("ScatterNd", ScatterNdGrad);

@@ -1,4 +1,4 @@
-// GatherNd, ScatterNd and TensorScatterUpdate on CPU.
+// GatherNd, ScatterNd, TensorScatterUpdate and TensorScatterAdd/Sub/Max/Min on CPU.
 //
 // All three see `indices` as [tuples, depth] (shape_rules::NdSizes): index tuple t picks the
 // slice data[indices[t, 0], ..., indices[t, depth - 1], ...] of `slice` elements. Every tuple is
@@ -7,7 +7,8 @@
 //
 // GatherNd and TensorScatterUpdate move bytes: one kernel serves every fixed-size dtype.
 // ScatterNd adds (repeated tuples sum), so it is a template over float, double, int32 and int64;
-// TensorScatterUpdate writes the tuples in order, so the last of repeated tuples wins.
+// TensorScatterUpdate writes the tuples in order, so the last of repeated tuples wins;
+// TensorScatterAdd, Sub, Max and Min (float, double, int32, int64) combine them in order.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -16,6 +17,7 @@
 #include "conflux/sdk/index_shape_rules.h"
 #include "kernels/array_util.h"
 #include "kernels/broadcast.h"
+#include "kernels/util.h"
 
 namespace cfx::cpu {
 namespace {
@@ -203,6 +205,72 @@ class TensorScatterUpdateKernel : public PolicyKernel {
   }
 };
 
+// TensorScatterAdd, TensorScatterSub, TensorScatterMax and TensorScatterMin(tensor, indices,
+// updates): `tensor` with each slice of `updates` combined into the slice its index tuple picks,
+// tuple by tuple in order (repeated tuples combine).
+struct ScatterAddFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return WrappingAdd(a, b);
+  }
+};
+struct ScatterSubFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return WrappingSub(a, b);
+  }
+};
+struct ScatterMaxFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return a < b ? b : a;
+  }
+};
+struct ScatterMinFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return b < a ? b : a;
+  }
+};
+
+template <typename F>
+struct TensorScatterOp {
+  template <typename T>
+  class Kernel : public PolicyKernel {
+   public:
+    sdk::Status Compute(sdk::KernelContext& ctx) {
+      sdk::Tensor tensor = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+      if (tensor.dtype() != sdk::kDType<T> || updates.dtype() != sdk::kDType<T>)
+        return sdk::InvalidArgument("tensor and updates must be ", sdk::DTypeName(sdk::kDType<T>),
+                                    ", got ", sdk::DTypeName(tensor.dtype()), " and ",
+                                    sdk::DTypeName(updates.dtype()));
+      const Dims shape = tensor.shape();
+      NdSizes sizes;
+      CFX_SDK_RETURN_IF_ERROR(RuleStatus(
+          shape_rules::ScatterNdShape(indices.shape(), updates.shape(), shape, &sizes)));
+      CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.ForwardOrAllocateOutput({0}, 0, shape));
+      T* dst = out.data<T>();
+      if (out.raw_data() != tensor.raw_data() && out.byte_size() > 0)
+        std::memcpy(dst, tensor.raw_data(), out.byte_size());
+      if (updates.num_elements() == 0) return sdk::Status();  // bounds the tuples
+      std::vector<int64_t> slices;
+      CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
+      const T* src = updates.data<T>();
+      // Threads take disjoint ranges of each slice's elements; each walks the tuples in order.
+      const int64_t slice = sizes.slice;
+      ctx.ParallelFor(slice, std::max<int64_t>(sizes.tuples, 1), [&](int64_t first, int64_t last) {
+        for (int64_t t = 0; t < sizes.tuples; ++t) {
+          if (slices[t] == kBadTuple) continue;
+          T* to = dst + slices[t] * slice;
+          const T* from = src + t * slice;
+          for (int64_t k = first; k < last; ++k) to[k] = F::Apply(to[k], from[k]);
+        }
+      });
+      return sdk::Status();
+    }
+  };
+};
+
 template <typename T>
 void RegisterScatterNd(sdk::Plugin& p) {
   p.Kernel<ScatterNdKernel<T>>("ScatterNd", "CPU")
@@ -219,6 +287,14 @@ void RegisterScatterNdKernels(sdk::Plugin& p) {
   RegisterScatterNd<double>(p);
   RegisterScatterNd<int32_t>(p);
   RegisterScatterNd<int64_t>(p);
+  RegisterForTypes<TensorScatterOp<ScatterAddFn>::Kernel, float, double, int32_t, int64_t>(
+      p, "TensorScatterAdd");
+  RegisterForTypes<TensorScatterOp<ScatterSubFn>::Kernel, float, double, int32_t, int64_t>(
+      p, "TensorScatterSub");
+  RegisterForTypes<TensorScatterOp<ScatterMaxFn>::Kernel, float, double, int32_t, int64_t>(
+      p, "TensorScatterMax");
+  RegisterForTypes<TensorScatterOp<ScatterMinFn>::Kernel, float, double, int32_t, int64_t>(
+      p, "TensorScatterMin");
 }
 
 }  // namespace cfx::cpu

@@ -194,6 +194,20 @@ void RegisterIndexOps(OpRegistry* r) {
                        .SetShapeFn(TensorScatterUpdateShapeFn)
                        .Summary("`tensor` with the slices its index tuples pick replaced by "
                                 "those of `updates` (the last of repeated tuples wins)."));
+  for (const char* op : {"TensorScatterAdd", "TensorScatterSub", "TensorScatterMax",
+                         "TensorScatterMin"})
+    r->RegisterOrDie(OpDefBuilder(op)
+                         .Input("tensor: T")
+                         .Input("indices: Tindices")
+                         .Input("updates: T")
+                         .Output("output: T")
+                         .Attr("T: type")
+                         .Attr("Tindices: {int32, int64}")
+                         .Attr("bad_indices_policy: string = ''")
+                         .SetShapeFn(TensorScatterUpdateShapeFn)
+                         .Summary("`tensor` with each slice of `updates` added to, subtracted "
+                                  "from, or maxed or minned into the slice its index tuple "
+                                  "picks, tuple by tuple."));
 }
 
 }  // namespace cfx::internal
