@@ -20,6 +20,7 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::cpu::RegisterCheckNumericsKernels(p);
   cfx::cpu::RegisterTrainingKernels(p);
   cfx::cpu::RegisterSegmentKernels(p);
+  cfx::cpu::RegisterSearchKernels(p);
   return p.status();
 }
 

@@ -258,6 +258,10 @@ std::vector<Case> Cases() {
          Tensor indices = test::MakeTensor<int32_t>({2, 1}, {3, 1});
          return ops::Mul(s, ops::TensorScatterUpdate(s, x[0], indices, x[1]), x[0]);
        }},
+      {"Roll", {Random({3, 4}, -1, 1, 37)},
+       [](const Scope& s, const X& x) {
+         return ops::Mul(s, ops::Roll(s, x[0], {1, -5}, {0, 1}), Random({3, 4}, -1, 1, 38));
+       }},
       // Row 1 picked twice: its updates' gradients are both that row of dy.
       {"TensorScatterAdd", {Random({4, 2}, -1, 1, 33), Random({3, 2}, -1, 1, 34)},
        [](const Scope& s, const X& x) {

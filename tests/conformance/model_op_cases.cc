@@ -234,7 +234,37 @@ std::vector<Spec> ScanSpecs() {
 
 }  // namespace
 
+// Where, Unique, Roll and Bucketize: small integers (so that zeros and repeats occur) in vectors
+// and matrices, a large vector, an empty one.
+OpEntry SearchOp(const std::string& op) {
+  return {[op](Gen& g) {
+            static const std::vector<Shape> shapes = {{7}, {3, 5}, {4096}, {0}, {2, 3, 4}};
+            const Range small{-3, 3, -3, 3, false, 1.0};
+            std::vector<Case> cases;
+            for (const Shape& shape : shapes) {
+              if (op == "Unique" && shape.rank() != 1) continue;  // vectors only
+              Case c{"x=" + shape.ToString(), {g.Random(g.Input(0), shape, small)}, {}};
+              if (op == "Roll") {
+                const int64_t rank = shape.rank();
+                std::vector<double> shift, axis;
+                for (int64_t d = 0; d < rank; ++d) {
+                  shift.push_back(static_cast<double>(3 * d - 2));
+                  axis.push_back(static_cast<double>(d));
+                }
+                c.inputs.push_back(Gen::Vector(g.Input(1), shift));
+                c.inputs.push_back(Gen::Vector(g.Input(2), axis));
+              }
+              if (op == "Bucketize")
+                c.attrs["boundaries"] = AttrValue::FloatList({-2.5f, -1.0f, 0.0f, 0.5f, 2.0f});
+              cases.push_back(std::move(c));
+            }
+            return cases;
+          },
+          kExact, ""};
+}
+
 void AddModelOpCases(std::map<std::string, OpEntry>& t) {
+  for (const char* op : {"Where", "Unique", "Roll", "Bucketize"}) t[op] = SearchOp(op);
   // Values on a grid of 0.5 (integers in [-3, 3]) so that rows hold ties.
   t["TopKV2"] = WithHostInputs({{{7}, {{kScalarValue, 3}}, {}},
                                 {{4, 5}, {{kScalarValue, 5}}, {}},

@@ -156,6 +156,12 @@ void RegisterArrayGradients(GradientRegistry* r) {
   };
   (void)r->Register("SegmentMax", segment_extreme);
   (void)r->Register("SegmentMin", segment_extreme);
+  // Roll: dy rolled back.
+  (void)r->Register("Roll", [](const Scope& s, const Operation& op, const Grads& dy, Grads* dx) {
+    *dx = {ops::Roll(s, dy[0], ops::Neg(s, op.input(1)), op.input(2)), Output(), Output()};
+    return s.status();
+  });
+  for (const char* op : {"Where", "Unique", "Bucketize"}) r->RegisterNoGradient(op);
   (void)r->Register("Select", select);
   (void)r->Register("SelectV2", select);
   (void)r->Register("GatherV2", [](const Scope& s, const Operation& op, const Grads& dy,

@@ -22,7 +22,8 @@ void RegisterAssertPrintKernels(sdk::Plugin& p);    // Assert, Print
 void RegisterCheckNumericsKernels(sdk::Plugin& p);  // CheckNumerics
 void RegisterTrainingKernels(sdk::Plugin& p);  // (Resource)Apply{GradientDescent, Momentum, Adam,
                                                // RMSProp}
-void RegisterSegmentKernels(sdk::Plugin& p);   // UnsortedSegmentSum
+void RegisterSegmentKernels(sdk::Plugin& p);   // (Unsorted)Segment{Sum, Mean, Prod, Max, Min}
+void RegisterSearchKernels(sdk::Plugin& p);    // Where, Unique, Roll, Bucketize
 
 }  // namespace cfx::cpu
 

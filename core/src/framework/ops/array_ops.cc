@@ -408,6 +408,54 @@ void RegisterArrayOps(OpRegistry* r) {
                          return Status();
                        })
                        .Summary("The shape of each input as a vector."));
+  r->RegisterOrDie(OpDefBuilder("Where")
+                       .Input("input: T")
+                       .Output("index: int64")
+                       .Attr("T: {numbertype, bool} = DT_BOOL")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         const PartialTensorShape& in = c.input(0);
+                         c.set_output(0, PartialTensorShape(
+                                             Dims{kUnknown, in.unknown_rank() ? kUnknown
+                                                                              : in.rank()}));
+                         return Status();
+                       })
+                       .Summary("The coordinates of the non-zero (true) elements, one row each."));
+  r->RegisterOrDie(OpDefBuilder("Unique")
+                       .Input("x: T")
+                       .Output("y: T")
+                       .Output("idx: out_idx")
+                       .Attr("T: type")
+                       .Attr("out_idx: {int32, int64} = DT_INT32")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         CFX_ASSIGN_OR_RETURN(PartialTensorShape x, c.WithRank(0, 1));
+                         c.set_output(0, Vector(kUnknown));
+                         c.set_output(1, x);
+                         return Status();
+                       })
+                       .Summary("The distinct values of x in the order they first appear, and "
+                                "for each element the index of its value in y."));
+  r->RegisterOrDie(OpDefBuilder("Roll")
+                       .Input("input: T")
+                       .Input("shift: Tshift")
+                       .Input("axis: Taxis")
+                       .Output("output: T")
+                       .Attr("T: type")
+                       .Attr("Tshift: {int32, int64}")
+                       .Attr("Taxis: {int32, int64}")
+                       .SetShapeFn([](InferenceContext& c) -> Status {
+                         if (c.input(1).rank() > 1 || c.input(2).rank() > 1)
+                           return c.Error("shift and axis must be scalars or vectors");
+                         c.set_output(0, c.input(0));
+                         return Status();
+                       })
+                       .Summary("The elements moved cyclically by shift[i] along axis[i]."));
+  r->RegisterOrDie(OpDefBuilder("Bucketize")
+                       .Input("input: T")
+                       .Output("output: int32")
+                       .Attr("T: {int32, int64, float, double}")
+                       .Attr("boundaries: list(float)")
+                       .SetShapeFn(UnchangedShape)
+                       .Summary("For each element, the number of boundaries <= it."));
   r->RegisterOrDie(OpDefBuilder("Rank")
                        .Input("input: T")
                        .Output("output: int32")
