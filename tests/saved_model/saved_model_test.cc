@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "checkpoint/tensor_bundle.h"
 #include "conflux/npy.h"
 #include "kernel_test_util.h"
 #include "proto/saved_model.pb.h"
@@ -263,6 +264,52 @@ TEST(SavedModel, TextFormatSavedModelShowsAndRunsAsTheBinary) {
   const size_t at = why.find("protobuf text format: ");
   ASSERT_NE(at, std::string::npos) << why;
   EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(why[at + 22]))) << why;
+  fs::remove_all(dir);
+}
+
+// The export's own save graph (saver_filename, StaticRegexFullMatch, StringJoin,
+// ShardedFilename, SaveV2, MergeV2Checkpoints) writes a tensor bundle of the model's variables,
+// the values a load restored, which a second load restores again.
+TEST(SavedModel, TheExportsSaveGraphWritesItsVariables) {
+  auto proto = internal::ReadSavedModelProto(Fixture("module_two_sigs"));
+  ASSERT_TRUE(proto.ok()) << proto.status();
+  const auto& saver = proto->meta_graphs(0).saver_def();
+  auto model = SavedModel::Load(&test::TestRuntime(), Fixture("module_two_sigs"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  const fs::path dir = fs::path(::testing::TempDir()) / "saved_model_save_graph";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "variables");
+  const std::string prefix = (dir / "variables" / "variables").string();
+  std::vector<Tensor> out;
+  ASSERT_OK((*model)->session()->Run(
+      RunOptions(), {{saver.filename_tensor_name(), Tensor::Scalar<std::string>(DT_STRING, prefix)}},
+      {saver.save_tensor_name()}, {}, &out, nullptr));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].at<std::string>(0), prefix);  // the save op returns the prefix it wrote
+  auto ours = internal::bundle::BundleReader::Open(prefix);
+  auto theirs = internal::bundle::BundleReader::Open(Fixture("module_two_sigs/variables/variables"));
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  std::vector<std::string> names;
+  for (const auto& v : (*theirs)->List()) names.push_back(v.name);
+  ASSERT_FALSE(names.empty());
+  for (const std::string& name : names) {
+    auto a = (*theirs)->Read(name);
+    auto b = (*ours)->Read(name);
+    ASSERT_TRUE(a.ok() && b.ok()) << name << ": " << (b.ok() ? a.status() : b.status());
+    if (name == "_CHECKPOINTABLE_OBJECT_GRAPH") continue;  // the same graph, written anew
+    EXPECT_TRUE(a->Equals(*b)) << name << ": " << a->DebugString() << " vs " << b->DebugString();
+  }
+  // The saved folder (saved_model.pb beside the new variables) loads and serves as the original.
+  fs::copy_file(Fixture("module_two_sigs/saved_model.pb"), dir / "saved_model.pb");
+  auto again = SavedModel::Load(&test::TestRuntime(), dir.string());
+  ASSERT_TRUE(again.ok()) << again.status();
+  auto x = ReadNpy(Fixture("module_two_sigs.io/scale/x.npy"));
+  auto y = ReadNpy(Fixture("module_two_sigs.io/scale/scale/y.npy"));
+  ASSERT_TRUE(x.ok() && y.ok());
+  auto result = (*again)->Run("scale", {{"x", *x}});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ExpectClose(*y, result->at("y"), "y");
   fs::remove_all(dir);
 }
 
