@@ -145,6 +145,9 @@ struct Sorted {
           return sdk::InvalidArgument("segment_ids are not increasing: segment_ids[", j - 1,
                                       "] = ", ids[j - 1], " > segment_ids[", j, "] = ", ids[j]);
       }
+      if (!ids.empty() && ids.back() >= (int64_t{1} << 62))
+        return sdk::InvalidArgument("segment_ids[", ids.size() - 1, "] = ", ids.back(),
+                                    " asks for more than 2^62 segments");
       shape_rules::Dims out_shape = data.shape();
       out_shape[0] = ids.empty() ? 0 : ids.back() + 1;
       CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, out_shape));

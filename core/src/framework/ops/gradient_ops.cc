@@ -119,7 +119,8 @@ Status SortedSegmentShape(InferenceContext& c) {
                           data.dim(0)));
   Dims out = data.dims();
   out[0] = kUnknown;
-  if (std::optional<Dims> v = ConstValues(c, 1)) out[0] = v->empty() ? 0 : v->back() + 1;
+  if (std::optional<Dims> v = ConstValues(c, 1); v && (v->empty() || v->back() >= 0))
+    out[0] = v->empty() ? 0 : std::min<int64_t>(v->back(), int64_t{1} << 62) + 1;
   c.set_output(0, PartialTensorShape(out));
   return Status();
 }
