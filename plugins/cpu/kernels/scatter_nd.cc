@@ -144,6 +144,51 @@ class GatherNdKernel : public PolicyKernel {
   }
 };
 
+// TensorScatterAdd, TensorScatterSub, TensorScatterMax and TensorScatterMin(tensor, indices,
+// updates): `tensor` with each slice of `updates` combined into the slice its index tuple picks,
+// tuple by tuple in order (repeated tuples combine).
+struct ScatterAddFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return WrappingAdd(a, b);
+  }
+};
+struct ScatterSubFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return WrappingSub(a, b);
+  }
+};
+struct ScatterMaxFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return a < b ? b : a;
+  }
+};
+struct ScatterMinFn {
+  template <typename T>
+  static T Apply(T a, T b) {
+    return b < a ? b : a;
+  }
+};
+
+// Combines slice t of `src` into the slice of `dst` that tuple t picks (F::Apply(dst, src)),
+// tuple by tuple in order; bad tuples (ignored by the policy) are skipped. Threads take disjoint
+// ranges of each slice's elements, so no two write one element.
+template <typename F, typename T>
+void CombineSlices(sdk::KernelContext& ctx, const NdSizes& sizes,
+                   const std::vector<int64_t>& slices, const T* src, T* dst) {
+  const int64_t slice = sizes.slice;
+  ctx.ParallelFor(slice, std::max<int64_t>(sizes.tuples, 1), [&](int64_t first, int64_t last) {
+    for (int64_t t = 0; t < sizes.tuples; ++t) {
+      if (slices[t] == kBadTuple) continue;
+      T* to = dst + slices[t] * slice;
+      const T* from = src + t * slice;
+      for (int64_t k = first; k < last; ++k) to[k] = F::Apply(to[k], from[k]);
+    }
+  });
+}
+
 // ScatterNd(indices, updates, shape).
 template <typename T>
 class ScatterNdKernel : public PolicyKernel {
@@ -162,17 +207,7 @@ class ScatterNdKernel : public PolicyKernel {
     if (updates.num_elements() == 0) return sdk::Status();  // bounds the tuples, as in GatherNd
     std::vector<int64_t> slices;
     CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
-    const T* src = updates.data<T>();
-    // Threads take disjoint ranges of each slice's elements, so no two add into one element.
-    const int64_t slice = sizes.slice;
-    ctx.ParallelFor(slice, std::max<int64_t>(sizes.tuples, 1), [&](int64_t first, int64_t last) {
-      for (int64_t t = 0; t < sizes.tuples; ++t) {
-        if (slices[t] == kBadTuple) continue;
-        T* to = dst + slices[t] * slice;
-        const T* from = src + t * slice;
-        for (int64_t k = first; k < last; ++k) to[k] = WrappingAdd(to[k], from[k]);
-      }
-    });
+    CombineSlices<ScatterAddFn>(ctx, sizes, slices, updates.data<T>(), dst);
     return sdk::Status();
   }
 };
@@ -205,34 +240,6 @@ class TensorScatterUpdateKernel : public PolicyKernel {
   }
 };
 
-// TensorScatterAdd, TensorScatterSub, TensorScatterMax and TensorScatterMin(tensor, indices,
-// updates): `tensor` with each slice of `updates` combined into the slice its index tuple picks,
-// tuple by tuple in order (repeated tuples combine).
-struct ScatterAddFn {
-  template <typename T>
-  static T Apply(T a, T b) {
-    return WrappingAdd(a, b);
-  }
-};
-struct ScatterSubFn {
-  template <typename T>
-  static T Apply(T a, T b) {
-    return WrappingSub(a, b);
-  }
-};
-struct ScatterMaxFn {
-  template <typename T>
-  static T Apply(T a, T b) {
-    return a < b ? b : a;
-  }
-};
-struct ScatterMinFn {
-  template <typename T>
-  static T Apply(T a, T b) {
-    return b < a ? b : a;
-  }
-};
-
 template <typename F>
 struct TensorScatterOp {
   template <typename T>
@@ -255,17 +262,7 @@ struct TensorScatterOp {
       if (updates.num_elements() == 0) return sdk::Status();  // bounds the tuples
       std::vector<int64_t> slices;
       CFX_SDK_RETURN_IF_ERROR(TupleSlices(indices, shape, sizes, ignore_bad_, &slices));
-      const T* src = updates.data<T>();
-      // Threads take disjoint ranges of each slice's elements; each walks the tuples in order.
-      const int64_t slice = sizes.slice;
-      ctx.ParallelFor(slice, std::max<int64_t>(sizes.tuples, 1), [&](int64_t first, int64_t last) {
-        for (int64_t t = 0; t < sizes.tuples; ++t) {
-          if (slices[t] == kBadTuple) continue;
-          T* to = dst + slices[t] * slice;
-          const T* from = src + t * slice;
-          for (int64_t k = first; k < last; ++k) to[k] = F::Apply(to[k], from[k]);
-        }
-      });
+      CombineSlices<F>(ctx, sizes, slices, updates.data<T>(), dst);
       return sdk::Status();
     }
   };
