@@ -168,6 +168,58 @@ sdk::Status FusedBatchNormGrad(GradientBuilder& g) {
   return g.status();
 }
 
+// An int32 vector of the given values.
+GradTensor Int32Vector(GradientBuilder& g, std::initializer_list<int> values) {
+  std::vector<GradTensor> scalars;
+  for (int v : values) scalars.push_back(g.Scalar(CFX_INT32, v));
+  return g.Op("Pack").Input(scalars).Attr("axis", 0).Finish();
+}
+
+// The gradient of a resize that takes (images, size) through OP(grad, original image[, size]);
+// `size` is not differentiable.
+sdk::Status ResizeGrad(GradientBuilder& g, const char* op, bool takes_sides) {
+  sdk::GradNode n = g.Op(op);
+  n.Input(g.grad(0));
+  if (takes_sides) {
+    // The original image's height and width: Shape(images)[1:3].
+    GradTensor shape = g.Op("Shape").Input(g.input(0)).Attr("out_type", CFX_INT32).Finish();
+    n.Input(g.Op("Slice").Input(shape).Input(Int32Vector(g, {1})).Input(Int32Vector(g, {2}))
+                .Finish());
+  } else {
+    n.Input(g.input(0));
+  }
+  g.SetInputGrad(0, n.CopyAttr("align_corners").CopyAttr("half_pixel_centers").Finish());
+  return g.status();
+}
+
+sdk::Status ResizeBilinearGrad(GradientBuilder& g) {
+  return ResizeGrad(g, "ResizeBilinearGrad", false);
+}
+sdk::Status ResizeNearestNeighborGrad(GradientBuilder& g) {
+  return ResizeGrad(g, "ResizeNearestNeighborGrad", true);
+}
+// TensorFlow differentiates ResizeBicubic of float and double images only.
+sdk::Status ResizeBicubicGrad(GradientBuilder& g) {
+  const cfx_dtype t = g.dtype(g.input(0));
+  if (t != CFX_FLOAT && t != CFX_DOUBLE) return g.status();
+  return ResizeGrad(g, "ResizeBicubicGrad", false);
+}
+
+// TensorFlow's ScaleAndTranslateGrad takes float images only; size, scale and translation are
+// not differentiable.
+sdk::Status ScaleAndTranslateGrad(GradientBuilder& g) {
+  if (g.dtype(g.input(0)) != CFX_FLOAT) return g.status();
+  g.SetInputGrad(0, g.Op("ScaleAndTranslateGrad")
+                        .Input(g.grad(0))
+                        .Input(g.input(0))
+                        .Input(g.input(2))
+                        .Input(g.input(3))
+                        .CopyAttr("kernel_type")
+                        .CopyAttr("antialias")
+                        .Finish());
+  return g.status();
+}
+
 }  // namespace
 
 void RegisterNnGradients(sdk::Plugin& p) {
@@ -189,6 +241,10 @@ void RegisterNnGradients(sdk::Plugin& p) {
   p.Gradient<&MaxPoolGrad>("MaxPool");
   p.Gradient<&AvgPoolGrad>("AvgPool");
   p.Gradient<&FusedBatchNormGrad>("FusedBatchNormV3");
+  p.Gradient<&ResizeBilinearGrad>("ResizeBilinear");
+  p.Gradient<&ResizeNearestNeighborGrad>("ResizeNearestNeighbor");
+  p.Gradient<&ResizeBicubicGrad>("ResizeBicubic");
+  p.Gradient<&ScaleAndTranslateGrad>("ScaleAndTranslate");
 }
 
 }  // namespace cfx::nn

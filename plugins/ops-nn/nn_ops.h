@@ -19,6 +19,9 @@ void RegisterConvOps(sdk::Plugin& p);  // Conv2D, Conv2DBackpropInput, Conv2DBac
 // DepthwiseConv2dNative and its two backprops
 void RegisterDepthwiseConvOps(sdk::Plugin& p);
 void RegisterPoolOps(sdk::Plugin& p);  // MaxPool, MaxPoolGrad, AvgPool, AvgPoolGrad
+// ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic, ResizeArea and the gradients of the first
+// three.
+void RegisterImageResizeOps(sdk::Plugin& p);
 void RegisterNnGradients(sdk::Plugin& p);  // the gradient functions of the ops above
 
 }  // namespace cfx::nn

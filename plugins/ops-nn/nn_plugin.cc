@@ -16,6 +16,7 @@ cfx::sdk::Status Init(cfx::sdk::Plugin& p) {
   cfx::nn::RegisterConvOps(p);
   cfx::nn::RegisterDepthwiseConvOps(p);
   cfx::nn::RegisterPoolOps(p);
+  cfx::nn::RegisterImageResizeOps(p);
   cfx::nn::RegisterNnGradients(p);
   return p.status();
 }

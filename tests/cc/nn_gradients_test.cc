@@ -32,6 +32,20 @@ Tensor Random(DataType dtype, TensorShape shape, double lo, double hi, unsigned 
   return t;
 }
 
+// images resized to `size` by `op` (built by name), squared so that the gradient depends on the
+// image.
+Output Resize(const Scope& s, const char* op, Output images, std::vector<int32_t> size,
+              bool align_corners, bool half_pixel_centers) {
+  Output y = OpBuilder(s, op)
+                 .Input(images)
+                 .Input(ops::Const(s, size))
+                 .Attr("align_corners", align_corners)
+                 .Attr("half_pixel_centers", half_pixel_centers)
+                 .Finish()
+                 .output(0);
+  return ops::Square(s, y);
+}
+
 struct NnCase {
   const char* name;
   std::vector<Tensor> inputs;
@@ -121,6 +135,37 @@ std::vector<NnCase> NnCases() {
       {"AvgPoolSame", {Random(DT_FLOAT, {1, 5, 5, 2}, -1, 1, 9)},
        [](const Scope& s, const X& x) {
          return ops::AvgPool(s, x[0], {1, 3, 3, 1}, {1, 2, 2, 1}, "SAME");
+       }, kF, kFBound},
+      // Resizes are linear in the image: up and down, under each corner rule. Bilinear and
+      // bicubic results are float whatever the image's dtype: checked in float.
+      {"ResizeBilinearHalfPixelUp", {Random(DT_FLOAT, {2, 3, 4, 2}, -1, 1, 40)},
+       [](const Scope& s, const X& x) { return Resize(s, "ResizeBilinear", x[0], {5, 7}, false, true); }, kF, kFBound},
+      {"ResizeBilinearAlignCornersDown", {Random(DT_FLOAT, {1, 5, 6, 2}, -1, 1, 41)},
+       [](const Scope& s, const X& x) { return Resize(s, "ResizeBilinear", x[0], {3, 2}, true, false); }, kF, kFBound},
+      {"ResizeBicubicHalfPixelUp", {Random(DT_FLOAT, {1, 4, 3, 2}, -1, 1, 42)},
+       [](const Scope& s, const X& x) { return Resize(s, "ResizeBicubic", x[0], {7, 5}, false, true); }, kF, kFBound},
+      {"ResizeBicubicLegacyDown", {Random(DT_FLOAT, {2, 6, 5, 1}, -1, 1, 43)},
+       [](const Scope& s, const X& x) { return Resize(s, "ResizeBicubic", x[0], {4, 2}, false, false); }, kF, kFBound},
+      {"ResizeNearestNeighborUp", {Random(DT_DOUBLE, {2, 3, 4, 2}, -1, 1, 44)},
+       [](const Scope& s, const X& x) { return Resize(s, "ResizeNearestNeighbor", x[0], {5, 7}, false, false); }, kD, kDBound},
+      {"ResizeNearestNeighborAlignCornersDown", {Random(DT_DOUBLE, {1, 5, 6, 3}, -1, 1, 45)},
+       [](const Scope& s, const X& x) { return Resize(s, "ResizeNearestNeighbor", x[0], {3, 4}, true, false); }, kD, kDBound},
+      {"ScaleAndTranslateLanczos3AntialiasedDown", {Random(DT_FLOAT, {1, 6, 5, 2}, -1, 1, 46)},
+       [](const Scope& s, const X& x) {
+         return ops::Square(s, OpBuilder(s, "ScaleAndTranslate").Input(x[0])
+             .Input(ops::Const(s, std::vector<int32_t>{3, 4}))
+             .Input(ops::Const(s, std::vector<float>{0.5f, 0.8f}))
+             .Input(ops::Const(s, std::vector<float>{0.25f, -0.5f}))
+             .Finish().output(0));
+       }, kF, kFBound},
+      {"ScaleAndTranslateKeysCubicUp", {Random(DT_FLOAT, {2, 3, 3, 1}, -1, 1, 47)},
+       [](const Scope& s, const X& x) {
+         return ops::Square(s, OpBuilder(s, "ScaleAndTranslate").Input(x[0])
+             .Input(ops::Const(s, std::vector<int32_t>{5, 7}))
+             .Input(ops::Const(s, std::vector<float>{5 / 3.0f, 7 / 3.0f}))
+             .Input(ops::Const(s, std::vector<float>{0.0f, 0.0f}))
+             .Attr("kernel_type", "keyscubic").Attr("antialias", false)
+             .Finish().output(0));
        }, kF, kFBound},
       {"FusedBatchNormV3Training",
        {Random(DT_FLOAT, {4, 2, 2, 3}, -1, 1, 10), Random(DT_FLOAT, {3}, 0.5, 1.5, 11),

@@ -263,7 +263,87 @@ OpEntry SearchOp(const std::string& op) {
           kExact, ""};
 }
 
+AttrMap Corners(bool align, bool half) {
+  return {{"align_corners", AttrValue::Bool(align)}, {"half_pixel_centers", AttrValue::Bool(half)}};
+}
+
+// The resizes (images, size[, scale, translation]): up, down, to one pixel, no images, and a
+// batch of camera-sized images.
+std::vector<Spec> ResizeSpecs(bool half_pixel_attr, bool scale_and_translate) {
+  auto attrs = [&](bool align, bool half) {
+    if (!half_pixel_attr) return align ? AttrMap{{"align_corners", AttrValue::Bool(true)}} : AttrMap{};
+    return Corners(align, half);
+  };
+  std::vector<Spec> specs = {{{1, 3, 4, 2}, {{5, 7}}, attrs(false, false)},
+                             {{2, 5, 6, 3}, {{2, 3}}, attrs(false, true)},
+                             {{1, 4, 4, 1}, {{7, 2}}, attrs(true, false)},
+                             {{3, 2, 2, 4}, {{1, 1}}, attrs(false, false)},
+                             {{0, 3, 4, 2}, {{6, 8}}, attrs(false, false)},
+                             {{4, 64, 64, 3}, {{100, 90}}, attrs(false, true)}};
+  if (scale_and_translate)
+    for (Spec& s : specs) {
+      const double h = s.host[0][0] / static_cast<double>(s.shape.dim(1));
+      const double w = s.host[0][1] / static_cast<double>(s.shape.dim(2));
+      s.host.push_back({h, w});
+      s.host.push_back({0.25, -0.5});
+      s.attrs.clear();
+    }
+  return specs;
+}
+
+// A resize gradient: grads [n, h, w, c] random in [-1, 1] and the original image (or its size).
+OpEntry ResizeGradient(bool takes_size) {
+  return {[takes_size](Gen& g) {
+            struct S {
+              Shape grads, original;
+              AttrMap attrs;
+            };
+            const std::vector<S> specs = {{{1, 5, 7, 2}, {1, 3, 4, 2}, Corners(false, false)},
+                                          {{2, 2, 3, 3}, {2, 5, 6, 3}, Corners(false, true)},
+                                          {{1, 7, 2, 1}, {1, 4, 4, 1}, Corners(true, false)},
+                                          {{0, 6, 8, 2}, {0, 3, 4, 2}, Corners(false, false)},
+                                          {{4, 100, 90, 3}, {4, 64, 64, 3}, Corners(false, true)}};
+            std::vector<Case> cases;
+            for (const S& s : specs) {
+              Case c{"grads=" + s.grads.ToString() + " original=" + s.original.ToString(),
+                     {g.Random(g.Input(0), s.grads, {-1, 1, -8, 8})},
+                     s.attrs};
+              c.inputs.push_back(
+                  takes_size ? Gen::Vector(DT_INT32, {static_cast<double>(s.original.dim(1)),
+                                                      static_cast<double>(s.original.dim(2))})
+                             : g.Random(g.Input(1), s.original, {-1, 1, 0, 9}));
+              cases.push_back(std::move(c));
+            }
+            return cases;
+          },
+          takes_size ? kExact : kArithmetic, ""};
+}
+
 void AddModelOpCases(std::map<std::string, OpEntry>& t) {
+  t["ResizeBilinear"] = WithHostInputs(ResizeSpecs(true, false), {-10, 10, 0, 255}, kArithmetic);
+  t["ResizeBicubic"] = WithHostInputs(ResizeSpecs(true, false), {-10, 10, 0, 255}, kArithmetic);
+  t["ResizeNearestNeighbor"] = WithHostInputs(ResizeSpecs(true, false), {-10, 10, 0, 255});
+  t["ResizeArea"] = WithHostInputs(ResizeSpecs(false, false), {-10, 10, 0, 255}, kArithmetic);
+  t["ScaleAndTranslate"] =
+      WithHostInputs(ResizeSpecs(false, true), {-10, 10, 0, 255}, kArithmetic);
+  t["ResizeBilinearGrad"] = ResizeGradient(false);
+  t["ResizeBicubicGrad"] = ResizeGradient(false);
+  t["ResizeNearestNeighborGrad"] = ResizeGradient(true);
+  t["ScaleAndTranslateGrad"] = {[](Gen& g) {
+                                  std::vector<Case> cases;
+                                  for (auto [gs, os] : {std::pair{Shape({1, 5, 7, 2}), Shape({1, 3, 4, 2})},
+                                                        std::pair{Shape({2, 2, 3, 3}), Shape({2, 5, 6, 3})}}) {
+                                    Case c{"grads=" + gs.ToString(),
+                                           {g.Random(DT_FLOAT, gs, {-1, 1}), g.Random(DT_FLOAT, os, {-1, 1}),
+                                            Gen::Vector(DT_FLOAT, {gs.dim(1) / static_cast<double>(os.dim(1)),
+                                                                   gs.dim(2) / static_cast<double>(os.dim(2))}),
+                                            Gen::Vector(DT_FLOAT, {0.5, -0.25})},
+                                           {}};
+                                    cases.push_back(std::move(c));
+                                  }
+                                  return cases;
+                                },
+                                kArithmetic, ""};
   for (const char* op : {"Where", "Unique", "Roll", "Bucketize"}) t[op] = SearchOp(op);
   // Values on a grid of 0.5 (integers in [-3, 3]) so that rows hold ties.
   t["TopKV2"] = WithHostInputs({{{7}, {{kScalarValue, 3}}, {}},

@@ -18,24 +18,10 @@
 namespace cfx::cpu {
 namespace {
 
-// How elements of a dtype are stored and computed: Acc is the type of the running value; Store
-// rounds it to the element type, Load widens an element back.
 template <typename T>
-struct Native {
-  using Storage = T;
-  using Acc = T;
-  static Acc Load(T v) { return v; }
-  static T Store(Acc v) { return v; }
-};
-template <float (*kWiden)(uint16_t), uint16_t (*kNarrow)(float)>
-struct Narrow {
-  using Storage = uint16_t;
-  using Acc = float;
-  static float Load(uint16_t v) { return kWiden(v); }
-  static uint16_t Store(float v) { return kNarrow(v); }
-};
-using Half = Narrow<sdk::HalfToFloat, sdk::FloatToHalf>;
-using Bfloat16 = Narrow<sdk::Bfloat16ToFloat, sdk::FloatToBfloat16>;
+using Native = sdk::NativeElement<T>;
+using Half = sdk::HalfElement;
+using Bfloat16 = sdk::Bfloat16Element;
 
 struct Sum {
   template <typename A>

@@ -67,6 +67,27 @@ inline uint16_t FloatToBfloat16(float value) {
   return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// How a kernel computes on the elements of a dtype: Storage is the element's C++ type, Acc the
+// type it computes in; Load widens an element, Store rounds a result back to the element type.
+// Native types compute as themselves; half and bfloat16 compute in float, as TensorFlow's
+// Eigen::half and Eigen::bfloat16 do, and round after each operation a kernel stores.
+template <typename T>
+struct NativeElement {
+  using Storage = T;
+  using Acc = T;
+  static Acc Load(T v) { return v; }
+  static T Store(Acc v) { return v; }
+};
+template <float (*kWiden)(uint16_t), uint16_t (*kNarrow)(float)>
+struct NarrowElement {
+  using Storage = uint16_t;
+  using Acc = float;
+  static float Load(uint16_t v) { return kWiden(v); }
+  static uint16_t Store(float v) { return kNarrow(v); }
+};
+using HalfElement = NarrowElement<HalfToFloat, FloatToHalf>;
+using Bfloat16Element = NarrowElement<Bfloat16ToFloat, FloatToBfloat16>;
+
 }  // namespace cfx::sdk
 
 #endif  // CONFLUX_SDK_FLOAT16_H_
