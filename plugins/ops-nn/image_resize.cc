@@ -454,23 +454,26 @@ class ResizeBicubicKernel : public ResizeKernelBase<true> {
     const S* x = ctx.input(0).data<S>();
     float* y = out.data<float>();
     const int64_t c = g.channels;
-    ForEachRow(ctx, g, g.out_w * c * 40, [&](int64_t b, int64_t oy) {
+    ForEachRow(ctx, g, (g.in_w + g.out_w) * c * 8, [&](int64_t b, int64_t oy) {
       const CubicTaps& ty = ys[oy];
       const S* rows[4];
       for (int k = 0; k < 4; ++k) rows[k] = x + (b * g.in_h + ty.index[k]) * g.in_w * c;
+      // Vertically once per input column (TensorFlow's per-tap values, computed once instead of
+      // for each output pixel that reads them), then across each output pixel's four columns.
+      std::vector<float> columns(static_cast<size_t>(g.in_w * c));
+      for (int64_t at = 0; at < g.in_w * c; ++at) {
+        const float v[4] = {ToFloat<E>(rows[0][at]), ToFloat<E>(rows[1][at]),
+                            ToFloat<E>(rows[2][at]), ToFloat<E>(rows[3][at])};
+        columns[at] = Cubic(v, ty.weight);
+      }
       float* o = y + (b * g.out_h + oy) * g.out_w * c;
       for (int64_t ox = 0; ox < g.out_w; ++ox, o += c) {
         const CubicTaps& tx = xs[ox];
+        const float* col[4] = {&columns[tx.index[0] * c], &columns[tx.index[1] * c],
+                               &columns[tx.index[2] * c], &columns[tx.index[3] * c]};
         for (int64_t k = 0; k < c; ++k) {
-          // Vertically at each of the four columns, then across them.
-          float column[4];
-          for (int j = 0; j < 4; ++j) {
-            const int64_t at = tx.index[j] * c + k;
-            const float v[4] = {ToFloat<E>(rows[0][at]), ToFloat<E>(rows[1][at]),
-                                ToFloat<E>(rows[2][at]), ToFloat<E>(rows[3][at])};
-            column[j] = Cubic(v, ty.weight);
-          }
-          o[k] = Cubic(column, tx.weight);
+          const float v[4] = {col[0][k], col[1][k], col[2][k], col[3][k]};
+          o[k] = Cubic(v, tx.weight);
         }
       }
     });
@@ -564,23 +567,29 @@ class ResizeAreaKernel : public ResizeKernelBase<false> {
       const AreaSpan sy = Span(oy, g.h_scale);
       const float lo = static_cast<float>(oy) * g.h_scale;
       const float hi = static_cast<float>(oy + 1) * g.h_scale;
+      // Per channel in TensorFlow's order (each covered row across, then down), with the
+      // channels as the inner loop.
+      std::vector<float> sum(static_cast<size_t>(c)), across(static_cast<size_t>(c));
       float* o = y + (b * g.out_h + oy) * g.out_w * c;
       for (int64_t ox = 0; ox < g.out_w; ++ox, o += c) {
         const AreaSpan& sx = xs[ox];
-        for (int64_t k = 0; k < c; ++k) {
-          float sum = 0;
-          for (int64_t iy = sy.start; iy < sy.end; ++iy) {
-            const S* row = x + (b * g.in_h + Bound(iy, g.in_h)) * g.in_w * c + k;
-            float across = ToFloat<E>(row[Bound(sx.start, g.in_w) * c]) * sx.start_scale;
-            if (sx.start + 1 != sx.end) {
-              for (int64_t ix = sx.start + 1; ix < sx.end - 1; ++ix)
-                across += ToFloat<E>(row[Bound(ix, g.in_w) * c]);
-              across += ToFloat<E>(row[Bound(sx.end - 1, g.in_w) * c]) * sx.end_scale;
+        std::fill(sum.begin(), sum.end(), 0.0f);
+        for (int64_t iy = sy.start; iy < sy.end; ++iy) {
+          const S* row = x + (b * g.in_h + Bound(iy, g.in_h)) * g.in_w * c;
+          const S* first = row + Bound(sx.start, g.in_w) * c;
+          for (int64_t k = 0; k < c; ++k) across[k] = ToFloat<E>(first[k]) * sx.start_scale;
+          if (sx.start + 1 != sx.end) {
+            for (int64_t ix = sx.start + 1; ix < sx.end - 1; ++ix) {
+              const S* p = row + Bound(ix, g.in_w) * c;
+              for (int64_t k = 0; k < c; ++k) across[k] += ToFloat<E>(p[k]);
             }
-            sum += across * Covered(iy, lo, hi, g.h_scale);
+            const S* last = row + Bound(sx.end - 1, g.in_w) * c;
+            for (int64_t k = 0; k < c; ++k) across[k] += ToFloat<E>(last[k]) * sx.end_scale;
           }
-          o[k] = sum * scale;
+          const float sy_scale = Covered(iy, lo, hi, g.h_scale);
+          for (int64_t k = 0; k < c; ++k) sum[k] += across[k] * sy_scale;
         }
+        for (int64_t k = 0; k < c; ++k) o[k] = sum[k] * scale;
       }
     });
     return sdk::Status();
