@@ -20,9 +20,9 @@
 // of additions into each input pixel stays TensorFlow's).
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -189,6 +189,14 @@ sdk::Result<sdk::Tensor> AllocateResized(sdk::KernelContext& ctx, const ResizeAt
   return ctx.AllocateOutput(0, g->out_shape());
 }
 
+// A gradient op's geometry and its output (the original image's shape), allocated.
+sdk::Result<sdk::Tensor> AllocateGradient(sdk::KernelContext& ctx, const sdk::Shape& grads,
+                                          const sdk::Shape& original, bool align_corners,
+                                          ResizeGeometry* g) {
+  CFX_SDK_RETURN_IF_ERROR(GradientGeometry(grads, original, align_corners, g));
+  return ctx.AllocateOutput(0, g->in_shape());
+}
+
 // ---- Bilinear.
 
 struct Lerp {
@@ -252,9 +260,9 @@ class ResizeBilinearGradKernel : public ResizeKernelBase<true> {
     using S = typename E::Storage;
     sdk::Tensor grads = ctx.input(0);
     ResizeGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(
-        GradientGeometry(grads.shape(), ctx.input(1).shape(), attrs_.align_corners, &g));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.in_shape()));
+    CFX_SDK_ASSIGN_OR_RETURN(
+        sdk::Tensor out,
+        AllocateGradient(ctx, grads.shape(), ctx.input(1).shape(), attrs_.align_corners, &g));
     if (out.num_elements() == 0) return sdk::Status();
     const std::vector<Lerp> ys = LerpWeights(g.out_h, g.in_h, g.h_scale, attrs_.half_pixel_centers);
     const std::vector<Lerp> xs = LerpWeights(g.out_w, g.in_w, g.w_scale, attrs_.half_pixel_centers);
@@ -354,8 +362,8 @@ class ResizeNearestNeighborGradKernel : public ResizeKernelBase<true> {
     if (gs.size() != 4)
       return sdk::InvalidArgument("grads must have rank 4 (NHWC), got shape ", ShapeStr(gs));
     ResizeGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(GradientGeometry(gs, {gs[0], h, w, gs[3]}, attrs_.align_corners, &g));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.in_shape()));
+    CFX_SDK_ASSIGN_OR_RETURN(
+        sdk::Tensor out, AllocateGradient(ctx, gs, {gs[0], h, w, gs[3]}, attrs_.align_corners, &g));
     if (out.num_elements() == 0) return sdk::Status();
     const std::vector<int64_t> ys = NearestIndices(g.out_h, g.in_h, g.h_scale, attrs_);
     const std::vector<int64_t> xs = NearestIndices(g.out_w, g.in_w, g.w_scale, attrs_);
@@ -482,15 +490,16 @@ class ResizeBicubicKernel : public ResizeKernelBase<true> {
 };
 
 // float or double: each incoming gradient times the 16 tap weights, in the image's dtype.
-template <typename T>
+template <typename E>
 class ResizeBicubicGradKernel : public ResizeKernelBase<true> {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
+    using T = typename E::Storage;
     sdk::Tensor grads = ctx.input(0);
     ResizeGeometry g;
-    CFX_SDK_RETURN_IF_ERROR(
-        GradientGeometry(grads.shape(), ctx.input(1).shape(), attrs_.align_corners, &g));
-    CFX_SDK_ASSIGN_OR_RETURN(sdk::Tensor out, ctx.AllocateOutput(0, g.in_shape()));
+    CFX_SDK_ASSIGN_OR_RETURN(
+        sdk::Tensor out,
+        AllocateGradient(ctx, grads.shape(), ctx.input(1).shape(), attrs_.align_corners, &g));
     if (out.num_elements() == 0) return sdk::Status();
     const std::vector<CubicTaps> ys =
         CubicWeights(g.out_h, g.in_h, g.h_scale, attrs_.half_pixel_centers);
@@ -526,6 +535,7 @@ class ResizeBicubicGradKernel : public ResizeKernelBase<true> {
 // The input cells [start, end) that output pixel i covers, with the covered fractions of the
 // first and the last.
 struct AreaSpan {
+  float lo, hi;  // [i * scale, (i + 1) * scale), in input cells
   int64_t start, end;
   float start_scale, end_scale;
 };
@@ -538,12 +548,13 @@ float Covered(int64_t v, float lo, float hi, float scale) {
 }
 
 AreaSpan Span(int64_t i, float scale) {
-  const float lo = static_cast<float>(i) * scale, hi = static_cast<float>(i + 1) * scale;
   AreaSpan s;
-  s.start = static_cast<int64_t>(std::floor(lo));
-  s.end = static_cast<int64_t>(std::ceil(hi));
-  s.start_scale = Covered(s.start, lo, hi, scale);
-  s.end_scale = Covered(s.end - 1, lo, hi, scale);
+  s.lo = static_cast<float>(i) * scale;
+  s.hi = static_cast<float>(i + 1) * scale;
+  s.start = static_cast<int64_t>(std::floor(s.lo));
+  s.end = static_cast<int64_t>(std::ceil(s.hi));
+  s.start_scale = Covered(s.start, s.lo, s.hi, scale);
+  s.end_scale = Covered(s.end - 1, s.lo, s.hi, scale);
   return s;
 }
 
@@ -565,8 +576,6 @@ class ResizeAreaKernel : public ResizeKernelBase<false> {
                           static_cast<int64_t>(std::ceil(g.w_scale) + 1);
     ForEachRow(ctx, g, g.out_w * c * std::min<int64_t>(cells, 1 << 20), [&](int64_t b, int64_t oy) {
       const AreaSpan sy = Span(oy, g.h_scale);
-      const float lo = static_cast<float>(oy) * g.h_scale;
-      const float hi = static_cast<float>(oy + 1) * g.h_scale;
       // Per channel in TensorFlow's order (each covered row across, then down), with the
       // channels as the inner loop.
       std::vector<float> sum(static_cast<size_t>(c)), across(static_cast<size_t>(c));
@@ -586,7 +595,7 @@ class ResizeAreaKernel : public ResizeKernelBase<false> {
             const S* last = row + Bound(sx.end - 1, g.in_w) * c;
             for (int64_t k = 0; k < c; ++k) across[k] += ToFloat<E>(last[k]) * sx.end_scale;
           }
-          const float sy_scale = Covered(iy, lo, hi, g.h_scale);
+          const float sy_scale = Covered(iy, sy.lo, sy.hi, g.h_scale);
           for (int64_t k = 0; k < c; ++k) sum[k] += across[k] * sy_scale;
         }
         for (int64_t k = 0; k < c; ++k) o[k] = sum[k] * scale;
@@ -825,6 +834,7 @@ class ScaleAndTranslateKernel : public ScaleAndTranslateBase {
 };
 
 // grads [batch, out_h, out_w, channels] -> the float image's gradient: the transposed spans.
+template <typename>
 class ScaleAndTranslateGradKernel : public ScaleAndTranslateBase {
  public:
   sdk::Status Compute(sdk::KernelContext& ctx) {
@@ -880,36 +890,33 @@ sdk::Status OriginalImageShape(sdk::ShapeContext& c) {
 
 // ---- Registration.
 
-template <template <typename> class K, typename E>
-void AddKernel(sdk::Plugin& p, const char* op, cfx_dtype dtype, const char* host_arg) {
-  if (host_arg != nullptr) {
-    if (std::string_view(op) == "ScaleAndTranslate") {
-      p.Kernel<K<E>>(op, "CPU")
-          .TypeConstraint("T", dtype)
-          .HostMemory(host_arg)
-          .HostMemory("scale")
-          .HostMemory("translation");
-    } else {
-      p.Kernel<K<E>>(op, "CPU").TypeConstraint("T", dtype).HostMemory(host_arg);
-    }
-  } else {
-    p.Kernel<K<E>>(op, "CPU").TypeConstraint("T", dtype);
-  }
+// The dtype whose elements E computes on.
+template <typename E>
+constexpr cfx_dtype kElementDType = sdk::kDType<typename E::Storage>;
+template <>
+constexpr cfx_dtype kElementDType<sdk::HalfElement> = CFX_HALF;
+template <>
+constexpr cfx_dtype kElementDType<sdk::Bfloat16Element> = CFX_BFLOAT16;
+
+// Marks `args` host memory on `k`, a builder of the caller's full expression (it registers when
+// that expression ends).
+void HostMemory(sdk::KernelBuilder& k, std::initializer_list<const char*> args) {
+  for (const char* arg : args) k.HostMemory(arg);
+}
+
+// Kernel K<E> of `op` on the CPU for each element type E, with `host_args` in host memory.
+template <template <typename> class K, typename... E>
+void AddKernels(sdk::Plugin& p, const char* op, std::initializer_list<const char*> host_args) {
+  (HostMemory(p.Kernel<K<E>>(op, "CPU").TypeConstraint("T", kElementDType<E>), host_args), ...);
 }
 
 // The forward ops take every real dtype (half and bfloat16 included).
 template <template <typename> class K>
-void RegisterEveryRealType(sdk::Plugin& p, const char* op) {
-  AddKernel<K, Native<int8_t>>(p, op, CFX_INT8, "size");
-  AddKernel<K, Native<uint8_t>>(p, op, CFX_UINT8, "size");
-  AddKernel<K, Native<int16_t>>(p, op, CFX_INT16, "size");
-  AddKernel<K, Native<uint16_t>>(p, op, CFX_UINT16, "size");
-  AddKernel<K, Native<int32_t>>(p, op, CFX_INT32, "size");
-  AddKernel<K, Native<int64_t>>(p, op, CFX_INT64, "size");
-  AddKernel<K, sdk::HalfElement>(p, op, CFX_HALF, "size");
-  AddKernel<K, sdk::Bfloat16Element>(p, op, CFX_BFLOAT16, "size");
-  AddKernel<K, Native<float>>(p, op, CFX_FLOAT, "size");
-  AddKernel<K, Native<double>>(p, op, CFX_DOUBLE, "size");
+void RegisterEveryRealType(sdk::Plugin& p, const char* op,
+                           std::initializer_list<const char*> host_args) {
+  AddKernels<K, Native<int8_t>, Native<uint8_t>, Native<int16_t>, Native<uint16_t>, Native<int32_t>,
+             Native<int64_t>, sdk::HalfElement, sdk::Bfloat16Element, Native<float>,
+             Native<double>>(p, op, host_args);
 }
 
 void ResizeOp(sdk::Plugin& p, const char* op, const char* types, const char* output_type,
@@ -981,39 +988,20 @@ void RegisterImageResizeOps(sdk::Plugin& p) {
       .Attr("half_pixel_centers: bool = false")
       .ShapeFn<&OriginalImageShape>();
 
-  RegisterEveryRealType<ResizeBilinearKernel>(p, "ResizeBilinear");
-  RegisterEveryRealType<ResizeNearestNeighborKernel>(p, "ResizeNearestNeighbor");
-  RegisterEveryRealType<ResizeBicubicKernel>(p, "ResizeBicubic");
-  RegisterEveryRealType<ResizeAreaKernel>(p, "ResizeArea");
-  RegisterEveryRealType<ScaleAndTranslateKernel>(p, "ScaleAndTranslate");
-  p.Kernel<ScaleAndTranslateGradKernel>("ScaleAndTranslateGrad", "CPU")
-      .TypeConstraint<float>("T")
-      .HostMemory("scale")
-      .HostMemory("translation");
-
-  AddKernel<ResizeBilinearGradKernel, Native<float>>(p, "ResizeBilinearGrad", CFX_FLOAT, nullptr);
-  AddKernel<ResizeBilinearGradKernel, Native<double>>(p, "ResizeBilinearGrad", CFX_DOUBLE, nullptr);
-  AddKernel<ResizeBilinearGradKernel, sdk::HalfElement>(p, "ResizeBilinearGrad", CFX_HALF, nullptr);
-  AddKernel<ResizeBilinearGradKernel, sdk::Bfloat16Element>(p, "ResizeBilinearGrad", CFX_BFLOAT16,
-                                                            nullptr);
-
-  AddKernel<ResizeNearestNeighborGradKernel, Native<uint8_t>>(p, "ResizeNearestNeighborGrad",
-                                                              CFX_UINT8, "size");
-  AddKernel<ResizeNearestNeighborGradKernel, Native<int8_t>>(p, "ResizeNearestNeighborGrad",
-                                                             CFX_INT8, "size");
-  AddKernel<ResizeNearestNeighborGradKernel, Native<int32_t>>(p, "ResizeNearestNeighborGrad",
-                                                              CFX_INT32, "size");
-  AddKernel<ResizeNearestNeighborGradKernel, sdk::HalfElement>(p, "ResizeNearestNeighborGrad",
-                                                               CFX_HALF, "size");
-  AddKernel<ResizeNearestNeighborGradKernel, sdk::Bfloat16Element>(p, "ResizeNearestNeighborGrad",
-                                                                   CFX_BFLOAT16, "size");
-  AddKernel<ResizeNearestNeighborGradKernel, Native<float>>(p, "ResizeNearestNeighborGrad",
-                                                            CFX_FLOAT, "size");
-  AddKernel<ResizeNearestNeighborGradKernel, Native<double>>(p, "ResizeNearestNeighborGrad",
-                                                             CFX_DOUBLE, "size");
-
-  p.Kernel<ResizeBicubicGradKernel<float>>("ResizeBicubicGrad", "CPU").TypeConstraint<float>("T");
-  p.Kernel<ResizeBicubicGradKernel<double>>("ResizeBicubicGrad", "CPU").TypeConstraint<double>("T");
+  RegisterEveryRealType<ResizeBilinearKernel>(p, "ResizeBilinear", {"size"});
+  RegisterEveryRealType<ResizeNearestNeighborKernel>(p, "ResizeNearestNeighbor", {"size"});
+  RegisterEveryRealType<ResizeBicubicKernel>(p, "ResizeBicubic", {"size"});
+  RegisterEveryRealType<ResizeAreaKernel>(p, "ResizeArea", {"size"});
+  RegisterEveryRealType<ScaleAndTranslateKernel>(p, "ScaleAndTranslate",
+                                                 {"size", "scale", "translation"});
+  AddKernels<ScaleAndTranslateGradKernel, Native<float>>(p, "ScaleAndTranslateGrad",
+                                                         {"scale", "translation"});
+  AddKernels<ResizeBilinearGradKernel, Native<float>, Native<double>, sdk::HalfElement,
+             sdk::Bfloat16Element>(p, "ResizeBilinearGrad", {});
+  AddKernels<ResizeNearestNeighborGradKernel, Native<uint8_t>, Native<int8_t>, Native<int32_t>,
+             sdk::HalfElement, sdk::Bfloat16Element, Native<float>, Native<double>>(
+      p, "ResizeNearestNeighborGrad", {"size"});
+  AddKernels<ResizeBicubicGradKernel, Native<float>, Native<double>>(p, "ResizeBicubicGrad", {});
 }
 
 }  // namespace cfx::nn

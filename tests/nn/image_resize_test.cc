@@ -35,6 +35,12 @@ Tensor Image(TensorShape shape, double range) {
   return MakeTensor<T>(shape, Ramp<T>(shape.num_elements(), range));
 }
 
+Tensor CastTo(const Tensor& x, DataType to) {
+  NodeDef cast =
+      MakeNode("Cast", 1, {{"SrcT", AttrValue::Type(x.dtype())}, {"DstT", AttrValue::Type(to)}});
+  return RunNodeOk(cast, {x});
+}
+
 double Dot(const Tensor& a, const Tensor& b) {
   double s = 0;
   for (int64_t i = 0; i < a.num_elements(); ++i) s += a.at<double>(i) * b.at<double>(i);
@@ -66,9 +72,7 @@ TEST(ImageResize, EveryDtypeGivesTheFloatImagesResult) {
         Tensor y = RunNodeOk(ResizeNode(op, x.dtype(), false, half), {x, Size(7, 3)});
         if (y.dtype() != DT_FLOAT) {
           ASSERT_EQ(y.dtype(), x.dtype());
-          NodeDef cast = MakeNode("Cast", 1, {{"SrcT", AttrValue::Type(x.dtype())},
-                                              {"DstT", AttrValue::Type(DT_FLOAT)}});
-          y = RunNodeOk(cast, {y});
+          y = CastTo(y, DT_FLOAT);
         }
         test::ExpectTensorEqual(expected, y);
       }
@@ -104,23 +108,14 @@ TEST(ImageResize, GradientsAreTheAdjointsOfTheResizes) {
                      std::to_string(h) + "x" + std::to_string(w));
         const bool align = rule == 1, half = rule == 2;
         Tensor y = RunNodeOk(ResizeNode(m.forward, DT_DOUBLE, align, half), {x, Size(h, w)});
-        if (y.dtype() == DT_FLOAT) {
-          NodeDef cast = MakeNode("Cast", 1, {{"SrcT", AttrValue::Type(DT_FLOAT)},
-                                              {"DstT", AttrValue::Type(DT_DOUBLE)}});
-          y = RunNodeOk(cast, {y});
-        }
+        if (y.dtype() == DT_FLOAT) y = CastTo(y, DT_DOUBLE);
         const Tensor dy = Image<double>(y.shape(), 1.5);
         NodeDef g = MakeNode(m.gradient, 2,
                              {{"T", AttrValue::Type(DT_DOUBLE)},
                               {"align_corners", AttrValue::Bool(align)},
                               {"half_pixel_centers", AttrValue::Bool(half)}});
         // The float gradients of Bilinear and Bicubic take the incoming gradient as float.
-        Tensor dy_in = dy;
-        if (!m.takes_size) {
-          NodeDef cast = MakeNode("Cast", 1, {{"SrcT", AttrValue::Type(DT_DOUBLE)},
-                                              {"DstT", AttrValue::Type(DT_FLOAT)}});
-          dy_in = RunNodeOk(cast, {dy});
-        }
+        const Tensor dy_in = m.takes_size ? dy : CastTo(dy, DT_FLOAT);
         const Tensor dx = RunNodeOk(g, {dy_in, m.takes_size ? Size(5, 4) : x});
         ASSERT_EQ(dx.shape(), x.shape());
         const double lhs = Dot(y, dy), rhs = Dot(x, dx);
